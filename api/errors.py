@@ -1,0 +1,1 @@
+from rest_framework.views import exception_handler  # noqa: F401  (replaced by the API's own)

@@ -1,0 +1,418 @@
+"""The governable memory store: who a memory is about, where it came from, when it held,
+what replaced it, what was derived from it, and the audit trail of every change.
+
+Every table that belongs to a tenant carries ``tenant_id`` and is guarded by PostgreSQL
+row-level security (see migrations/0002_row_level_security.py): the application's database
+role sees only the rows of the tenant set for the current transaction.
+"""
+import uuid
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from pgvector.django import HnswIndex, VectorField
+
+EMBEDDING_DIMENSIONS = 384
+
+
+class Tenant(models.Model):
+    """A customer of the service. Not itself tenant-scoped: it is the scope."""
+
+    slug = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Subject(models.Model):
+    class Kind(models.TextChoices):
+        USER = "user"
+        AGENT = "agent"
+        ORG = "org"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        # Marked before an erasure deletes anything, so nothing new is written or returned.
+        ERASING = "erasing"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    external_id = models.CharField(max_length=200)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.USER)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    last_seq = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "external_id"], name="subject_unique_per_tenant"),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class SourceKind(models.TextChoices):
+    USER_EXPLICIT = "user_explicit"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    EXTERNAL = "external"
+    SYSTEM = "system"
+
+
+# Untrusted content may be kept as evidence but never becomes a durable fact or instruction.
+UNTRUSTED_SOURCES = frozenset({SourceKind.EXTERNAL})
+
+
+class Event(models.Model):
+    """A raw source event. Append-only: only its processing state and redaction ever change."""
+
+    class Role(models.TextChoices):
+        USER = "user"
+        ASSISTANT = "assistant"
+        TOOL = "tool"
+        SYSTEM = "system"
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        PROCESSING = "processing"
+        PROCESSED = "processed"
+        FAILED = "failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="events")
+    event_id = models.CharField(max_length=200)
+    seq = models.BigIntegerField()
+    role = models.CharField(max_length=10, choices=Role.choices)
+    source_kind = models.CharField(max_length=20, choices=SourceKind.choices)
+    content = models.TextField()
+    occurred_at = models.DateTimeField()
+    recorded_at = models.DateTimeField(auto_now_add=True)
+    session_id = models.CharField(max_length=200, blank=True, default="")
+    speaker = models.CharField(max_length=200, blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    processed_at = models.DateTimeField(null=True, blank=True)
+    # Set when the write policy removed secrets from `content`.
+    redacted = models.BooleanField(default=False)
+    # Quarantine: untrusted or instruction-like input an admin may release or discard.
+    quarantined = models.BooleanField(default=False)
+    flags = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True, default="")
+    job = models.ForeignKey("Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["subject", "event_id"], name="event_id_unique_per_subject"),
+            models.UniqueConstraint(fields=["subject", "seq"], name="event_seq_unique_per_subject"),
+        ]
+        indexes = [
+            models.Index(fields=["tenant", "status", "recorded_at"], name="event_outbox_idx"),
+            models.Index(fields=["subject", "occurred_at", "seq"], name="event_order_idx"),
+        ]
+
+    @property
+    def public_id(self) -> str:
+        return f"evt_{self.id.hex}"
+
+    @property
+    def is_untrusted(self) -> bool:
+        return self.source_kind in UNTRUSTED_SOURCES
+
+
+class Memory(models.Model):
+    class Type(models.TextChoices):
+        SEMANTIC = "semantic"
+        EPISODIC = "episodic"
+        PROCEDURAL = "procedural"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        SUPERSEDED = "superseded"
+        EXPIRED = "expired"
+        PENDING_APPROVAL = "pending_approval"
+        REJECTED = "rejected"
+
+    class Sensitivity(models.TextChoices):
+        PUBLIC = "public"
+        INTERNAL = "internal"
+        PERSONAL = "personal"
+        SPECIAL = "special"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="memories")
+    memory_type = models.CharField(max_length=12, choices=Type.choices, default=Type.SEMANTIC)
+    namespace = models.CharField(max_length=300, blank=True, default="")
+    statement = models.TextField()
+    # Normalised (entity, attribute) key, e.g. "user:home_city", used to find what a fact supersedes.
+    key = models.CharField(max_length=200, blank=True, default="")
+    source_kind = models.CharField(max_length=20, choices=SourceKind.choices)
+    source_event = models.ForeignKey(Event, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    evidence = models.ManyToManyField(Event, through="MemoryEvidence", related_name="memories")
+    derived_from = models.ManyToManyField(
+        "self", through="MemoryLineage", symmetrical=False, related_name="derivatives"
+    )
+    evidence_count = models.PositiveIntegerField(default=1)
+    confidence = models.FloatField(default=1.0)
+    importance = models.FloatField(default=0.5)
+    sensitivity = models.CharField(max_length=10, choices=Sensitivity.choices, default=Sensitivity.PERSONAL)
+    valid_from = models.DateTimeField()
+    valid_to = models.DateTimeField(null=True, blank=True)
+    recorded_at = models.DateTimeField(auto_now_add=True)
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
+    status_reason = models.CharField(max_length=100, blank=True, default="")
+    expires_at = models.DateTimeField(null=True, blank=True)
+    access_count = models.PositiveIntegerField(default=0)
+    last_accessed_at = models.DateTimeField(null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    flags = models.JSONField(default=list, blank=True)
+    # Marked before an erasure deletes it: never returned again, whatever its status.
+    erasing = models.BooleanField(default=False)
+    content_hash = models.CharField(max_length=64)
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding_version = models.CharField(max_length=100, blank=True, default="")
+    extractor_version = models.CharField(max_length=100, blank=True, default="")
+    search_vector = models.GeneratedField(
+        expression=SearchVector("statement", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["tenant", "subject", "status"], name="memory_scope_idx"),
+            models.Index(fields=["subject", "content_hash"], name="memory_dedupe_idx"),
+            models.Index(fields=["subject", "key"], name="memory_key_idx"),
+            HnswIndex(
+                name="memory_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
+        ]
+
+    @property
+    def public_id(self) -> str:
+        return f"mem_{self.id.hex}"
+
+    @property
+    def is_untrusted(self) -> bool:
+        return self.source_kind in UNTRUSTED_SOURCES
+
+
+class MemoryEvidence(models.Model):
+    """A memory's source events (lineage to the raw record)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="evidence_links")
+    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="evidence_links")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["memory", "event"], name="evidence_unique"),
+        ]
+
+
+class MemoryLineage(models.Model):
+    """A derived memory (summary, consolidation, profile) and one memory it was derived from."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    derived = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="source_links")
+    source = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="derived_links")
+    kind = models.CharField(max_length=30, default="derived")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["derived", "source"], name="lineage_unique"),
+        ]
+
+
+class Job(models.Model):
+    class Kind(models.TextChoices):
+        EXTRACTION = "extraction"
+        DELETION = "deletion"
+        EXPORT = "export"
+        CONSOLIDATION = "consolidation"
+        REINDEX = "reindex"
+        REPLAY = "replay"
+        FORGETTING = "forgetting"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    # The subject's external id, kept as text: a deletion job outlives the subject it erased.
+    subject_ref = models.CharField(max_length=200, blank=True, default="")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    params = models.JSONField(default=dict, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+    attempts = models.PositiveIntegerField(default=0)
+    actor = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "status", "created_at"], name="job_status_idx")]
+
+    @property
+    def public_id(self) -> str:
+        return f"job_{self.id.hex}"
+
+
+class AuditEntry(models.Model):
+    """Append-only, hash-chained per tenant. The chain hashes a digest of the payload, not the
+    payload itself, so an erasure can blank `before`/`after` and the chain still verifies."""
+
+    class ActorKind(models.TextChoices):
+        API_KEY = "api_key"
+        USER = "user"
+        WORKER = "worker"
+        SYSTEM = "system"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    seq = models.BigIntegerField()
+    actor_kind = models.CharField(max_length=10, choices=ActorKind.choices)
+    actor_id = models.CharField(max_length=200, blank=True, default="")
+    action = models.CharField(max_length=50)
+    subject_ref = models.CharField(max_length=200, blank=True, default="")
+    memory_id = models.UUIDField(null=True, blank=True)
+    target = models.CharField(max_length=200, blank=True, default="")
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    details = models.JSONField(default=dict, blank=True)
+    payload_digest = models.CharField(max_length=64)
+    prev_hash = models.CharField(max_length=64)
+    entry_hash = models.CharField(max_length=64)
+    redacted_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "seq"], name="audit_seq_unique")]
+        indexes = [
+            models.Index(fields=["tenant", "subject_ref", "created_at"], name="audit_subject_idx"),
+            models.Index(fields=["tenant", "memory_id"], name="audit_memory_idx"),
+            models.Index(fields=["tenant", "action", "created_at"], name="audit_action_idx"),
+        ]
+
+
+class AuditChain(models.Model):
+    """The head of a tenant's audit chain; its row lock serialises appends per tenant."""
+
+    tenant = models.OneToOneField(Tenant, on_delete=models.CASCADE, primary_key=True)
+    seq = models.BigIntegerField(default=0)
+    head_hash = models.CharField(max_length=64, default="0" * 64)
+
+
+class ApiKey(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    # Bound keys name their subject by external id, so erasing and re-creating it keeps the bond.
+    subject_ref = models.CharField(max_length=200, blank=True, default="")
+    name = models.CharField(max_length=200, blank=True, default="")
+    prefix = models.CharField(max_length=16, unique=True)
+    key_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class ReadAudit(models.Model):
+    """Which key read which memories, for which query hash: never the query or the content."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    actor = models.CharField(max_length=200)
+    subject_ref = models.CharField(max_length=200)
+    operation = models.CharField(max_length=20)
+    query_hash = models.CharField(max_length=64, blank=True, default="")
+    memory_ids = ArrayField(models.UUIDField(), default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["tenant", "created_at"], name="readaudit_time_idx"),
+            GinIndex(fields=["memory_ids"], name="readaudit_memory_gin"),
+        ]
+
+
+class ExportFile(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    subject_ref = models.CharField(max_length=200)
+    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    content = models.BinaryField()
+    size = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+
+    @property
+    def public_id(self) -> str:
+        return f"exp_{self.id.hex}"
+
+
+class IdempotencyRecord(models.Model):
+    """The stored answer to an explicit write sent with an Idempotency-Key header."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    scope = models.CharField(max_length=200)
+    key = models.CharField(max_length=200)
+    request_hash = models.CharField(max_length=64)
+    status_code = models.PositiveSmallIntegerField()
+    response = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "scope", "key"], name="idempotency_unique"),
+        ]
+
+
+class ConsoleAccount(models.Model):
+    """Links a Django user to a tenant, as one subject's owner or as the tenant's admin.
+    Identity, not memory: read before a tenant is known, so it carries no row-level policy."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="console")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    subject_ref = models.CharField(max_length=200, blank=True, default="")
+    is_admin = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class SignInLink(models.Model):
+    """A short-lived, single-use console sign-in link minted by a tenant's backend."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    subject_ref = models.CharField(max_length=200)
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)

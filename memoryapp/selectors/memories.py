@@ -1,0 +1,137 @@
+"""Reads. Every selector takes `tenant=` first and filters on it before anything else, on top
+of the row-level security the database applies anyway."""
+import uuid
+
+from django.db.models import Prefetch, Q, QuerySet
+from django.utils import timezone
+
+from memoryapp.errors import NotFound
+from memoryapp.models import Event, Job, Memory, Subject, Tenant
+from memoryapp.tenancy import tenant_activate
+
+VISIBLE_STATUSES = [
+    Memory.Status.ACTIVE, Memory.Status.SUPERSEDED, Memory.Status.EXPIRED,
+    Memory.Status.PENDING_APPROVAL, Memory.Status.REJECTED,
+]
+
+
+def parse_public_id(value: str, prefix: str) -> uuid.UUID | None:
+    if not isinstance(value, str) or not value.startswith(prefix + "_"):
+        return None
+    try:
+        return uuid.UUID(hex=value[len(prefix) + 1:])
+    except ValueError:
+        return None
+
+
+def subject_get(*, tenant: Tenant, external_id: str) -> Subject:
+    tenant_activate(tenant=tenant)
+    subject = Subject.objects.filter(tenant=tenant, external_id=external_id).first()
+    if subject is None or subject.status == Subject.Status.ERASING:
+        raise NotFound("subject")
+    return subject
+
+
+def subject_find(*, tenant: Tenant, external_id: str) -> Subject | None:
+    """The subject if it exists and is not being erased; None otherwise (an empty answer)."""
+    try:
+        return subject_get(tenant=tenant, external_id=external_id)
+    except NotFound:
+        return None
+
+
+def memory_queryset(*, tenant: Tenant) -> QuerySet[Memory]:
+    tenant_activate(tenant=tenant)
+    return (
+        Memory.objects.filter(tenant=tenant, erasing=False)
+        .select_related("subject", "source_event", "superseded_by")
+        .prefetch_related(
+            Prefetch("evidence", queryset=Event.objects.only("id", "event_id")),
+            Prefetch("supersedes", queryset=Memory.objects.only("id", "superseded_by_id")),
+            Prefetch("derived_from", queryset=Memory.objects.only("id")),
+        )
+    )
+
+
+def memory_get(*, tenant: Tenant, subject_ref: str, memory_id: str) -> Memory:
+    """One memory of one subject; missing, foreign and malformed ids all answer the same 404."""
+    pk = parse_public_id(memory_id, "mem")
+    memory = None
+    if pk is not None:
+        memory = memory_queryset(tenant=tenant).filter(subject__external_id=subject_ref, pk=pk).first()
+    if memory is None:
+        raise NotFound("memory")
+    return memory
+
+
+def memory_list(
+    *, tenant: Tenant, subject_ref: str, status: str | None = None, memory_type: str | None = None,
+    namespace: str | None = None, q: str | None = None, source_kind: str | None = None,
+) -> QuerySet[Memory]:
+    """Newest first. `namespace` matches the namespace and everything below it."""
+    qs = memory_queryset(tenant=tenant).filter(subject__external_id=subject_ref, subject__status="active")
+    if status:
+        qs = qs.filter(status=status)
+    if memory_type:
+        qs = qs.filter(memory_type=memory_type)
+    if namespace:
+        qs = qs.filter(Q(namespace=namespace) | Q(namespace__startswith=namespace.rstrip("/") + "/"))
+    if source_kind:
+        qs = qs.filter(source_kind=source_kind)
+    if q:
+        qs = qs.filter(statement__icontains=q)
+    return qs.order_by("-recorded_at", "-id")
+
+
+def memory_versions(*, memory: Memory) -> list[Memory]:
+    """The whole supersession chain this memory belongs to, oldest first."""
+    seen: dict = {memory.pk: memory}
+    frontier = [memory]
+    while frontier:
+        ids = [m.pk for m in frontier]
+        linked = list(
+            Memory.objects.filter(tenant_id=memory.tenant_id, erasing=False)
+            .filter(Q(superseded_by_id__in=ids) | Q(supersedes__id__in=ids))
+            .distinct()
+        )
+        frontier = [m for m in linked if m.pk not in seen]
+        for m in frontier:
+            seen[m.pk] = m
+    return sorted(seen.values(), key=lambda m: (m.valid_from, m.recorded_at))
+
+
+def memory_history(*, tenant: Tenant, subject_ref: str, memory_id: str) -> dict:
+    memory = memory_get(tenant=tenant, subject_ref=subject_ref, memory_id=memory_id)
+    versions = memory_versions(memory=memory)
+    version_ids = [v.pk for v in versions]
+    versions = list(memory_queryset(tenant=tenant).filter(pk__in=version_ids).order_by("valid_from", "recorded_at"))
+    sources = list(
+        Event.objects.filter(tenant=tenant, evidence_links__memory_id__in=version_ids).distinct().order_by(
+            "occurred_at", "seq"
+        )
+    )
+    derived = list(
+        memory_queryset(tenant=tenant).filter(source_links__source_id__in=version_ids).distinct().order_by(
+            "recorded_at"
+        )
+    )
+    return {"memory": memory, "versions": versions, "sources": sources, "derived": derived}
+
+
+def job_get(*, tenant: Tenant, job_id: str) -> Job:
+    tenant_activate(tenant=tenant)
+    pk = parse_public_id(job_id, "job")
+    job = Job.objects.filter(tenant=tenant, pk=pk).first() if pk else None
+    if job is None:
+        raise NotFound("job")
+    return job
+
+
+def memory_is_current(memory: Memory, at=None) -> bool:
+    at = at or timezone.now()
+    return (
+        memory.status == Memory.Status.ACTIVE
+        and memory.valid_from <= at
+        and (memory.valid_to is None or memory.valid_to > at)
+        and (memory.expires_at is None or memory.expires_at > at)
+    )

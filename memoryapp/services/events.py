@@ -1,0 +1,92 @@
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from memoryapp.actors import Actor
+from memoryapp.models import Event, Job, Subject, Tenant
+from memoryapp.policy import DEFAULT_SOURCE_FOR_ROLE
+from memoryapp.services.audit import audit_record
+from memoryapp.services.jobs import job_create
+from memoryapp.services.tenants import subject_get_or_create
+from memoryapp.tenancy import tenant_activate
+
+
+@dataclass
+class EventInput:
+    event_id: str
+    role: str
+    content: str
+    source_kind: str | None = None
+    occurred_at: datetime | None = None
+    session_id: str = ""
+    speaker: str = ""
+    metadata: dict | None = None
+
+
+@dataclass
+class AppendedEvent:
+    event: Event
+    duplicate: bool
+
+
+@transaction.atomic
+def event_append(
+    *, tenant: Tenant, subject_ref: str, events: list[EventInput], actor: Actor
+) -> tuple[list[AppendedEvent], Job | None]:
+    """Append raw events idempotently (by `event_id`, per subject) and queue their extraction.
+
+    New events are stored as pending in this transaction (the outbox); the extraction job is
+    published after commit, and the sweeper re-publishes whatever is still pending. The
+    subject row lock orders concurrent appends, so a concurrent duplicate is seen as one.
+    """
+    tenant_activate(tenant=tenant)
+    subject = subject_get_or_create(tenant=tenant, external_id=subject_ref)
+    subject = Subject.objects.select_for_update().get(pk=subject.pk)
+    wanted = [e.event_id for e in events]
+    existing = {
+        e.event_id: e for e in Event.objects.filter(subject=subject, event_id__in=wanted)
+    }
+    now = timezone.now()
+    fresh: list[Event] = []
+    results: list[AppendedEvent] = []
+    for item in events:
+        if item.event_id in existing:
+            results.append(AppendedEvent(existing[item.event_id], duplicate=True))
+            continue
+        subject.last_seq += 1
+        event = Event(
+            tenant=tenant,
+            subject=subject,
+            event_id=item.event_id,
+            seq=subject.last_seq,
+            role=item.role,
+            source_kind=item.source_kind or DEFAULT_SOURCE_FOR_ROLE.get(item.role, "user"),
+            content=item.content,
+            occurred_at=item.occurred_at or now,
+            session_id=item.session_id or "",
+            speaker=item.speaker or "",
+            metadata=item.metadata or {},
+        )
+        existing[item.event_id] = event  # a repeat inside the same batch is a duplicate too
+        fresh.append(event)
+        results.append(AppendedEvent(event, duplicate=False))
+    if not fresh:
+        return results, None
+    subject.save(update_fields=["last_seq"])
+    job = job_create(
+        tenant=tenant, kind=Job.Kind.EXTRACTION, subject_ref=subject_ref, total=len(fresh), actor=str(actor),
+        enqueue=False,
+    )
+    for event in fresh:
+        event.job = job
+    Event.objects.bulk_create(fresh)
+    audit_record(
+        tenant=tenant, actor=actor, action="events_appended", subject_ref=subject_ref, target=job.public_id,
+        details={"count": len(fresh), "event_ids": [e.event_id for e in fresh][:100]},
+    )
+    from memoryapp.dispatch import job_enqueue_on_commit
+
+    job_enqueue_on_commit(job)
+    return results, job

@@ -1,0 +1,46 @@
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from memoryapp.dispatch import job_enqueue_on_commit
+from memoryapp.models import Job, Tenant
+from memoryapp.tenancy import tenant_activate
+
+
+@transaction.atomic
+def job_create(*, tenant: Tenant, kind: str, subject_ref: str = "", params: dict | None = None,
+               total: int = 0, actor: str = "", enqueue: bool = True) -> Job:
+    """Record the job, then hand it to a worker after commit (never before: the worker must
+    find the row)."""
+    tenant_activate(tenant=tenant)
+    job = Job.objects.create(
+        tenant=tenant, kind=kind, subject_ref=subject_ref, params=params or {}, progress_total=total, actor=actor
+    )
+    if enqueue:
+        job_enqueue_on_commit(job)
+    return job
+
+
+def job_claim(*, job_id) -> bool:
+    """Move a queued job to running. Returns False when another worker already holds it (or it
+    is finished), so running a task twice is harmless. Call inside the tenant's transaction."""
+    claimed = Job.objects.filter(id=job_id, status=Job.Status.QUEUED).update(
+        status=Job.Status.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1
+    )
+    return claimed == 1
+
+
+def job_progress(*, job_id, done: int, total: int | None = None) -> None:
+    fields = {"progress_done": done}
+    if total is not None:
+        fields["progress_total"] = total
+    Job.objects.filter(id=job_id).update(**fields)
+
+
+def job_finish(*, job_id, result: dict | None = None, error: str = "") -> None:
+    Job.objects.filter(id=job_id).update(
+        status=Job.Status.FAILED if error else Job.Status.SUCCEEDED,
+        result=result,
+        error=error,
+        finished_at=timezone.now(),
+    )

@@ -1,0 +1,385 @@
+"""Writing, superseding, correcting and forgetting memories. Each service is one complete state
+change in one transaction, with its audit entry and its follow-up jobs."""
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from memoryapp import embeddings
+from memoryapp.actors import Actor
+from memoryapp.errors import ApplicationError, PolicyRejected
+from memoryapp.models import Event, Job, Memory, MemoryEvidence, MemoryLineage, Subject, Tenant
+from memoryapp.policy import durable_types_allowed, initial_status, may_supersede
+from memoryapp.safety import find_secrets, looks_like_instruction
+from memoryapp.services.audit import audit_record
+from memoryapp.services.jobs import job_create
+from memoryapp.services.tenants import subject_get_or_create
+from memoryapp.tenancy import tenant_activate
+
+EXPLICIT_EXTRACTOR_VERSION = "explicit-v1"
+
+
+def normalise_statement(statement: str) -> str:
+    return re.sub(r"\s+", " ", statement.strip().lower()).rstrip(".!")
+
+
+def content_hash(statement: str) -> str:
+    return hashlib.sha256(normalise_statement(statement).encode()).hexdigest()
+
+
+def memory_snapshot(memory: Memory) -> dict:
+    """What the audit log keeps of a memory's state (blanked if the memory is erased)."""
+    return {
+        "statement": memory.statement,
+        "memory_type": memory.memory_type,
+        "namespace": memory.namespace,
+        "status": memory.status,
+        "key": memory.key,
+        "source_kind": memory.source_kind,
+        "confidence": memory.confidence,
+        "valid_from": memory.valid_from,
+        "valid_to": memory.valid_to,
+    }
+
+
+@dataclass
+class MemoryDraft:
+    """A memory about to be written: what the explicit-write API and the extractors produce."""
+
+    statement: str
+    memory_type: str = Memory.Type.SEMANTIC
+    namespace: str = ""
+    source_kind: str = "user_explicit"
+    key: str = ""
+    confidence: float = 1.0
+    importance: float = 0.5
+    sensitivity: str = Memory.Sensitivity.PERSONAL
+    valid_from: datetime | None = None
+    expires_at: datetime | None = None
+    metadata: dict = field(default_factory=dict)
+    flags: list = field(default_factory=list)
+    source_event: Event | None = None
+    evidence: list[Event] = field(default_factory=list)
+    derived_from: list[Memory] = field(default_factory=list)
+    extractor_version: str = EXPLICIT_EXTRACTOR_VERSION
+    status: str | None = None
+
+
+@dataclass
+class WriteResult:
+    memory: Memory
+    created: bool
+    superseded: list[Memory] = field(default_factory=list)
+    conflicts: list[Memory] = field(default_factory=list)
+
+
+def policy_check(*, tenant: Tenant, subject_ref: str, draft: MemoryDraft, actor: Actor) -> None:
+    """Refuse what must never be remembered. The refusal is audited (without the content) in
+    a savepoint of its own that the raised PolicyRejected does not roll back: call this
+    outside the atomic block of the write it guards."""
+    reason, details = None, {}
+    secrets_found = find_secrets(draft.statement)
+    if secrets_found:
+        reason = "The statement contains a secret, which is never stored in memory."
+        details = {"secret_kinds": sorted({f.kind for f in secrets_found})}
+    elif draft.memory_type != Memory.Type.EPISODIC and not durable_types_allowed(draft.source_kind):
+        reason = "Untrusted content cannot become a semantic or procedural memory."
+        details = {"source_kind": draft.source_kind}
+    elif draft.source_kind == "external" and looks_like_instruction(draft.statement):
+        reason = "Instruction-like content from an untrusted source is not remembered."
+        details = {"flag": "instruction_like"}
+    if reason:
+        with transaction.atomic():
+            tenant_activate(tenant=tenant)
+            audit_record(
+                tenant=tenant, actor=actor, action="policy_refused", subject_ref=subject_ref,
+                details={"reason": reason, **details, "memory_type": draft.memory_type},
+            )
+        raise PolicyRejected(reason, details)
+
+
+def _link_evidence(*, tenant: Tenant, memory: Memory, events: list[Event]) -> int:
+    links = [MemoryEvidence(tenant=tenant, memory=memory, event=e) for e in events if e is not None]
+    created = MemoryEvidence.objects.bulk_create(links, ignore_conflicts=True)
+    return len(created)
+
+
+def _new_memory(*, tenant: Tenant, subject: Subject, draft: MemoryDraft, embedding: np.ndarray,
+                valid_from: datetime) -> Memory:
+    memory = Memory.objects.create(
+        tenant=tenant,
+        subject=subject,
+        memory_type=draft.memory_type,
+        namespace=draft.namespace,
+        statement=draft.statement,
+        key=draft.key,
+        source_kind=draft.source_kind,
+        source_event=draft.source_event,
+        confidence=draft.confidence,
+        importance=draft.importance,
+        sensitivity=draft.sensitivity,
+        valid_from=valid_from,
+        expires_at=draft.expires_at,
+        metadata=draft.metadata,
+        flags=list(draft.flags),
+        status=draft.status or initial_status(memory_type=draft.memory_type),
+        content_hash=content_hash(draft.statement),
+        embedding=embedding,
+        embedding_version=embeddings.EMBEDDING_VERSION,
+        extractor_version=draft.extractor_version,
+    )
+    evidence = list(draft.evidence)
+    if draft.source_event is not None and draft.source_event not in evidence:
+        evidence.insert(0, draft.source_event)
+    _link_evidence(tenant=tenant, memory=memory, events=evidence)
+    if draft.derived_from:
+        MemoryLineage.objects.bulk_create(
+            [MemoryLineage(tenant=tenant, derived=memory, source=s) for s in draft.derived_from],
+            ignore_conflicts=True,
+        )
+    return memory
+
+
+def _retire(*, memory: Memory, successor: Memory, at: datetime) -> None:
+    memory.status = Memory.Status.SUPERSEDED
+    # A fact stops holding when its successor starts; never before it started itself.
+    memory.valid_to = max(at, memory.valid_from)
+    memory.superseded_by = successor
+    memory.save(update_fields=["status", "valid_to", "superseded_by"])
+
+
+def memory_write(
+    *, tenant: Tenant, subject_ref: str, draft: MemoryDraft, actor: Actor,
+    embedding: np.ndarray | None = None, supersede: list[Memory] | None = None,
+) -> WriteResult:
+    """Write one memory through the write policy.
+
+    - A secret, or untrusted content as a durable type, is refused (PolicyRejected, audited).
+    - An identical statement for the same subject and namespace reinforces the memory already
+      there (its evidence grows) instead of adding a copy.
+    - With a `key`, an active memory of the same subject, namespace and key but another value is
+      superseded when the new source may outrank it; otherwise both stay and are flagged as a
+      conflict. `supersede` names further memories to retire explicitly.
+    """
+    policy_check(tenant=tenant, subject_ref=subject_ref, draft=draft, actor=actor)
+    if embedding is None:
+        # Embedded before the write transaction: the model's time should not hold row locks.
+        embedding = embeddings.embed_text(draft.statement)
+    return _memory_write(tenant=tenant, subject_ref=subject_ref, draft=draft, actor=actor, embedding=embedding,
+                         supersede=supersede)
+
+
+@transaction.atomic
+def _memory_write(*, tenant, subject_ref, draft, actor, embedding, supersede) -> WriteResult:
+    tenant_activate(tenant=tenant)
+    subject = subject_get_or_create(tenant=tenant, external_id=subject_ref)
+    # One writer per subject at a time: dedupe and supersession decisions need a stable view.
+    Subject.objects.select_for_update().filter(pk=subject.pk).first()
+    valid_from = draft.valid_from or timezone.now()
+
+    same = (
+        Memory.objects.filter(
+            tenant=tenant, subject=subject, namespace=draft.namespace, content_hash=content_hash(draft.statement),
+            status__in=[Memory.Status.ACTIVE, Memory.Status.PENDING_APPROVAL], erasing=False,
+        )
+        .order_by("recorded_at")
+        .first()
+    )
+    if same is not None:
+        added = _link_evidence(tenant=tenant, memory=same, events=[draft.source_event, *draft.evidence])
+        Memory.objects.filter(pk=same.pk).update(
+            evidence_count=F("evidence_count") + max(added, 1 if not draft.source_event else added),
+            confidence=max(same.confidence, draft.confidence),
+        )
+        same.refresh_from_db()
+        audit_record(
+            tenant=tenant, actor=actor, action="memory_reinforced", subject_ref=subject_ref, memory_id=same.id,
+            details={"evidence_count": same.evidence_count},
+        )
+        return WriteResult(memory=same, created=False)
+
+    to_retire: list[Memory] = list(supersede or [])
+    conflicts: list[Memory] = []
+    if draft.key:
+        rivals = Memory.objects.select_for_update().filter(
+            tenant=tenant, subject=subject, namespace=draft.namespace, key=draft.key,
+            status=Memory.Status.ACTIVE, erasing=False,
+        )
+        for rival in rivals:
+            if rival in to_retire:
+                continue
+            if rival.valid_from > valid_from:
+                # A late-arriving older fact becomes history: it never replaces a newer one.
+                draft.status = Memory.Status.SUPERSEDED
+                to_retire = []
+                break
+            if may_supersede(old=rival, new_source_kind=draft.source_kind):
+                to_retire.append(rival)
+            else:
+                conflicts.append(rival)
+    if conflicts:
+        draft.flags = [*draft.flags, "conflict"]
+
+    memory = _new_memory(tenant=tenant, subject=subject, draft=draft, embedding=embedding, valid_from=valid_from)
+    if draft.status == Memory.Status.SUPERSEDED:
+        # It held until the newer fact began.
+        newer = rivals.order_by("valid_from").first()
+        memory.valid_to = newer.valid_from
+        memory.superseded_by = newer
+        memory.save(update_fields=["valid_to", "superseded_by"])
+    for old in to_retire:
+        _retire(memory=old, successor=memory, at=valid_from)
+        audit_record(
+            tenant=tenant, actor=actor, action="memory_superseded", subject_ref=subject_ref, memory_id=old.id,
+            before=memory_snapshot(old) | {"status": Memory.Status.ACTIVE}, after=memory_snapshot(old),
+            details={"superseded_by": memory.public_id},
+        )
+    for rival in conflicts:
+        if "conflict" not in rival.flags:
+            rival.flags = [*rival.flags, "conflict"]
+            rival.save(update_fields=["flags"])
+    audit_record(
+        tenant=tenant, actor=actor, action="memory_written", subject_ref=subject_ref, memory_id=memory.id,
+        after=memory_snapshot(memory),
+        details={"supersedes": [m.public_id for m in to_retire], "conflicts": [m.public_id for m in conflicts]},
+    )
+    return WriteResult(memory=memory, created=True, superseded=to_retire, conflicts=conflicts)
+
+
+def memory_supersede(
+    *, tenant: Tenant, memory: Memory, draft: MemoryDraft, actor: Actor, action: str = "memory_superseded"
+) -> Memory:
+    """Replace `memory` with a new version; the old one stays in history with `valid_to` and
+    `superseded_by` set."""
+    policy_check(tenant=tenant, subject_ref=memory.subject.external_id, draft=draft, actor=actor)
+    vector = embeddings.embed_text(draft.statement)
+    return _memory_supersede(tenant=tenant, memory=memory, draft=draft, actor=actor, action=action, vector=vector)
+
+
+@transaction.atomic
+def _memory_supersede(*, tenant, memory, draft, actor, action, vector) -> Memory:
+    tenant_activate(tenant=tenant)
+    memory = Memory.objects.select_for_update().get(pk=memory.pk, tenant=tenant)
+    if memory.erasing or memory.status not in (Memory.Status.ACTIVE, Memory.Status.PENDING_APPROVAL):
+        raise ApplicationError(
+            "memory_not_current", "Only a current memory can be corrected or superseded.",
+            {"status": memory.status}, status=409,
+        )
+    subject_ref = memory.subject.external_id
+    if draft.valid_from is None:
+        draft.valid_from = timezone.now()
+    new = _new_memory(tenant=tenant, subject=memory.subject, draft=draft, embedding=vector,
+                      valid_from=draft.valid_from)
+    before = memory_snapshot(memory)
+    _retire(memory=memory, successor=new, at=draft.valid_from)
+    audit_record(
+        tenant=tenant, actor=actor, action=action, subject_ref=subject_ref, memory_id=memory.id,
+        before=before, after=memory_snapshot(memory), details={"superseded_by": new.public_id},
+    )
+    audit_record(
+        tenant=tenant, actor=actor, action="memory_written", subject_ref=subject_ref, memory_id=new.id,
+        after=memory_snapshot(new), details={"supersedes": [memory.public_id]},
+    )
+    return new
+
+
+def memory_correct(*, tenant: Tenant, memory: Memory, actor: Actor, statement: str | None = None,
+                   source_kind: str = "user_explicit", **changes) -> Memory:
+    """A correction: a new version carrying the changed fields, superseding `memory`."""
+    draft = MemoryDraft(
+        statement=statement if statement is not None else memory.statement,
+        memory_type=changes.pop("memory_type", memory.memory_type),
+        namespace=changes.pop("namespace", memory.namespace),
+        source_kind=source_kind,
+        key=memory.key,
+        confidence=changes.pop("confidence", 1.0),
+        importance=changes.pop("importance", memory.importance),
+        sensitivity=changes.pop("sensitivity", memory.sensitivity),
+        valid_from=changes.pop("valid_from", None),
+        expires_at=changes.pop("expires_at", memory.expires_at),
+        metadata=changes.pop("metadata", memory.metadata),
+        evidence=list(memory.evidence.all()),
+    )
+    if changes:
+        raise ApplicationError("invalid_field", f"Cannot change: {', '.join(sorted(changes))}.")
+    return memory_supersede(tenant=tenant, memory=memory, draft=draft, actor=actor, action="memory_corrected")
+
+
+def memory_descendants(*, memory: Memory) -> list[Memory]:
+    """Everything derived from `memory`, transitively (summaries of summaries included)."""
+    found: dict = {}
+    frontier = [memory.pk]
+    while frontier:
+        children = list(
+            Memory.objects.filter(tenant_id=memory.tenant_id, source_links__source_id__in=frontier).distinct()
+        )
+        frontier = [c.pk for c in children if c.pk not in found and c.pk != memory.pk]
+        for child in children:
+            found.setdefault(child.pk, child)
+    return list(found.values())
+
+
+@transaction.atomic
+def memory_forget(*, tenant: Tenant, memory: Memory, actor: Actor) -> Job:
+    """Forget a memory and everything derived from it. Marks them first (so they are never
+    returned again), then a deletion job removes them and verifies nothing is left."""
+    tenant_activate(tenant=tenant)
+    doomed = [memory, *memory_descendants(memory=memory)]
+    ids = [m.pk for m in doomed]
+    Memory.objects.filter(tenant=tenant, pk__in=ids).update(erasing=True)
+    subject_ref = memory.subject.external_id
+    job = job_create(
+        tenant=tenant, kind=Job.Kind.DELETION, subject_ref=subject_ref,
+        params={"scope": "memory", "memory_ids": [str(i) for i in ids]}, total=len(ids), actor=str(actor),
+    )
+    audit_record(
+        tenant=tenant, actor=actor, action="memory_forget_requested", subject_ref=subject_ref, memory_id=memory.id,
+        target=job.public_id, details={"memories": len(ids)},
+    )
+    return job
+
+
+@transaction.atomic
+def subject_erase_request(*, tenant: Tenant, subject_ref: str, actor: Actor) -> Job:
+    """Erase a subject and everything about it: marked now, deleted in batches by a job."""
+    tenant_activate(tenant=tenant)
+    Subject.objects.filter(tenant=tenant, external_id=subject_ref).update(status=Subject.Status.ERASING)
+    Memory.objects.filter(tenant=tenant, subject__external_id=subject_ref).update(erasing=True)
+    job = job_create(
+        tenant=tenant, kind=Job.Kind.DELETION, subject_ref=subject_ref, params={"scope": "subject"},
+        actor=str(actor),
+    )
+    audit_record(
+        tenant=tenant, actor=actor, action="subject_erase_requested", subject_ref=subject_ref,
+        target=job.public_id,
+    )
+    return job
+
+
+@transaction.atomic
+def memory_review(*, tenant: Tenant, memory: Memory, approve: bool, actor: Actor) -> Memory:
+    """An admin's decision on a procedural memory waiting for approval."""
+    tenant_activate(tenant=tenant)
+    memory = Memory.objects.select_for_update().get(pk=memory.pk, tenant=tenant)
+    if memory.status != Memory.Status.PENDING_APPROVAL:
+        raise ApplicationError("not_pending", "This memory is not waiting for approval.", status=409)
+    before = memory_snapshot(memory)
+    memory.status = Memory.Status.ACTIVE if approve else Memory.Status.REJECTED
+    memory.save(update_fields=["status"])
+    if approve:
+        # An approved procedure replaces the active one it was proposed against.
+        for old in Memory.objects.filter(
+            tenant=tenant, subject=memory.subject, status=Memory.Status.ACTIVE,
+            memory_type=Memory.Type.PROCEDURAL, namespace=memory.namespace, key=memory.key,
+        ).exclude(pk=memory.pk).exclude(key=""):
+            _retire(memory=old, successor=memory, at=timezone.now())
+    audit_record(
+        tenant=tenant, actor=actor, action="memory_approved" if approve else "memory_rejected",
+        subject_ref=memory.subject.external_id, memory_id=memory.id, before=before, after=memory_snapshot(memory),
+    )
+    return memory

@@ -1,0 +1,90 @@
+import hashlib
+import secrets
+
+from django.db import transaction
+from django.utils import timezone
+
+from memoryapp.actors import Actor
+from memoryapp.errors import ApplicationError, NotFound
+from memoryapp.models import ApiKey, Subject, Tenant
+from memoryapp.services.audit import audit_chain_init, audit_record
+from memoryapp.tenancy import tenant_activate
+
+API_KEY_PREFIX = "mk"
+
+
+def key_hash(raw_key: str) -> str:
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+@transaction.atomic
+def tenant_create(*, slug: str, name: str = "") -> Tenant:
+    tenant, _ = Tenant.objects.get_or_create(slug=slug, defaults={"name": name or slug})
+    tenant_activate(tenant=tenant)
+    audit_chain_init(tenant=tenant)
+    return tenant
+
+
+@transaction.atomic
+def subject_get_or_create(*, tenant: Tenant, external_id: str, kind: str = Subject.Kind.USER) -> Subject:
+    """The subject a write is about, created on first write. Refuses one being erased: an
+    erasure marks first, so nothing new can slip in behind it."""
+    tenant_activate(tenant=tenant)
+    subject, _ = Subject.objects.get_or_create(tenant=tenant, external_id=external_id, defaults={"kind": kind})
+    if subject.status == Subject.Status.ERASING:
+        raise ApplicationError("subject_erasing", "This subject is being erased.", status=409)
+    return subject
+
+
+@transaction.atomic
+def api_key_create(*, tenant: Tenant, subject_ref: str = "", name: str = "", actor: Actor) -> tuple[ApiKey, str]:
+    """Returns the key and its one-time plaintext (`mk_<prefix>_<secret>`); only a hash is stored."""
+    tenant_activate(tenant=tenant)
+    prefix = secrets.token_hex(6)
+    raw_key = f"{API_KEY_PREFIX}_{prefix}_{secrets.token_urlsafe(32)}"
+    api_key = ApiKey.objects.create(
+        tenant=tenant, subject_ref=subject_ref, name=name, prefix=prefix, key_hash=key_hash(raw_key)
+    )
+    audit_record(
+        tenant=tenant, actor=actor, action="api_key_created", subject_ref=subject_ref, target=str(api_key.id),
+        details={"name": name, "prefix": prefix, "bound_subject": subject_ref or None},
+    )
+    return api_key, raw_key
+
+
+@transaction.atomic
+def api_key_revoke(*, tenant: Tenant, api_key_id, actor: Actor) -> ApiKey:
+    tenant_activate(tenant=tenant)
+    api_key = ApiKey.objects.select_for_update().filter(tenant=tenant, id=api_key_id).first()
+    if api_key is None:
+        raise NotFound("api_key")
+    if api_key.revoked_at is None:
+        api_key.revoked_at = timezone.now()
+        api_key.save(update_fields=["revoked_at"])
+        audit_record(
+            tenant=tenant, actor=actor, action="api_key_revoked", subject_ref=api_key.subject_ref,
+            target=str(api_key.id), details={"prefix": api_key.prefix},
+        )
+    return api_key
+
+
+def api_key_authenticate(raw_key: str) -> ApiKey | None:
+    """Resolve a presented key to its (active) ApiKey, before any tenant is known.
+
+    The key table is tenant-scoped by row-level security, so the lookup by prefix goes through
+    a SECURITY DEFINER function that returns the one matching row and nothing else."""
+    parts = raw_key.split("_", 2)
+    if len(parts) != 3 or parts[0] != API_KEY_PREFIX or not parts[1]:
+        return None
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, tenant_id, key_hash, revoked_at FROM memory_api_key_lookup(%s)", [parts[1]])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    key_id, tenant_id, stored_hash, revoked_at = row
+    if revoked_at is not None or not secrets.compare_digest(stored_hash, key_hash(raw_key)):
+        return None
+    tenant_activate(tenant=tenant_id)
+    return ApiKey.objects.select_related("tenant").get(id=key_id)

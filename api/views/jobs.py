@@ -1,0 +1,15 @@
+from rest_framework.response import Response
+
+from api.representations import job_json
+from api.views.base import ApiView
+from memoryapp.errors import NotFound
+from memoryapp.selectors.memories import job_get
+
+
+class JobView(ApiView):
+    def get(self, request, job_id):
+        job = job_get(tenant=request.tenant, job_id=job_id)
+        bound = request.api_key.subject_ref
+        if bound and job.subject_ref != bound:
+            raise NotFound("job")  # a bound key sees only its subject's jobs, and learns nothing else
+        return Response(job_json(job))

@@ -1,0 +1,111 @@
+import base64
+import binascii
+from datetime import datetime
+
+from django.db.models import Q
+from rest_framework import status
+from rest_framework.response import Response
+
+from api.idempotency import idempotent
+from api.representations import event_json, memory_json
+from api.serializers import MemoryCorrectionIn, MemoryIn, MemoryListIn
+from api.views.base import ApiView
+from memoryapp.errors import ApplicationError
+from memoryapp.selectors.memories import memory_get, memory_history, memory_list
+from memoryapp.services.memories import MemoryDraft, memory_correct, memory_forget, memory_write
+from memoryapp.services.reads import read_audit_record
+
+
+def cursor_encode(memory) -> str:
+    raw = f"{memory.recorded_at.isoformat()}|{memory.id.hex}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def cursor_decode(cursor: str) -> tuple[datetime, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        when, _, pk = raw.partition("|")
+        recorded_at = datetime.fromisoformat(when)
+        int(pk, 16)
+        if len(pk) != 32 or recorded_at.tzinfo is None:
+            raise ValueError
+        return recorded_at, pk
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise ApplicationError("invalid_cursor", "The cursor is not one this API returned.") from None
+
+
+class MemoriesView(ApiView):
+    def post(self, request, subject):
+        data = self.validated(MemoryIn, request.data)
+
+        def perform():
+            draft = MemoryDraft(
+                statement=data["statement"], memory_type=data["memory_type"], namespace=data["namespace"],
+                source_kind=data["source"], key=data["key"], confidence=data["confidence"],
+                importance=data["importance"], sensitivity=data["sensitivity"],
+                valid_from=data.get("valid_from"), expires_at=data.get("expires_at"), metadata=data["metadata"],
+            )
+            result = memory_write(tenant=request.tenant, subject_ref=subject, draft=draft, actor=self.actor(request))
+            memory = memory_get(tenant=request.tenant, subject_ref=subject, memory_id=result.memory.public_id)
+            return status.HTTP_201_CREATED, memory_json(memory)
+
+        return idempotent(request, perform)
+
+    def get(self, request, subject):
+        params = self.validated(MemoryListIn, request.query_params)
+        limit = params["limit"]
+        memories = memory_list(
+            tenant=request.tenant, subject_ref=subject, status=params.get("status"),
+            memory_type=params.get("memory_type"), namespace=params.get("namespace"), q=params.get("q"),
+        )
+        if params.get("cursor"):
+            recorded_at, pk = cursor_decode(params["cursor"])
+            memories = memories.filter(Q(recorded_at__lt=recorded_at) | Q(recorded_at=recorded_at, id__lt=pk))
+        page = list(memories[: limit + 1])
+        next_cursor = cursor_encode(page[limit - 1]) if len(page) > limit else None
+        page = page[:limit]
+        read_audit_record(
+            tenant=request.tenant, actor=self.actor(request), subject_ref=subject, operation="list",
+            memory_ids=[m.pk for m in page], query=params.get("q"),
+        )
+        return Response({"results": [memory_json(m) for m in page], "next_cursor": next_cursor})
+
+
+class MemoryView(ApiView):
+    def get(self, request, subject, memory_id):
+        memory = memory_get(tenant=request.tenant, subject_ref=subject, memory_id=memory_id)
+        read_audit_record(tenant=request.tenant, actor=self.actor(request), subject_ref=subject, operation="get",
+                          memory_ids=[memory.pk])
+        return Response(memory_json(memory))
+
+    def patch(self, request, subject, memory_id):
+        changes = dict(self.validated(MemoryCorrectionIn, request.data))
+
+        def perform():
+            memory = memory_get(tenant=request.tenant, subject_ref=subject, memory_id=memory_id)
+            source_kind = changes.pop("source", "user_explicit")
+            new = memory_correct(tenant=request.tenant, memory=memory, actor=self.actor(request),
+                                 source_kind=source_kind, **changes)
+            new = memory_get(tenant=request.tenant, subject_ref=subject, memory_id=new.public_id)
+            return status.HTTP_200_OK, memory_json(new)
+
+        return idempotent(request, perform)
+
+    def delete(self, request, subject, memory_id):
+        memory = memory_get(tenant=request.tenant, subject_ref=subject, memory_id=memory_id)
+        job = memory_forget(tenant=request.tenant, memory=memory, actor=self.actor(request))
+        return Response({"job": job.public_id}, status=status.HTTP_202_ACCEPTED)
+
+
+class MemoryHistoryView(ApiView):
+    def get(self, request, subject, memory_id):
+        history = memory_history(tenant=request.tenant, subject_ref=subject, memory_id=memory_id)
+        read_audit_record(
+            tenant=request.tenant, actor=self.actor(request), subject_ref=subject, operation="history",
+            memory_ids=[m.pk for m in history["versions"] + history["derived"]],
+        )
+        return Response({
+            "versions": [memory_json(m) for m in history["versions"]],
+            "sources": [event_json(e) for e in history["sources"]],
+            "derived": [memory_json(m) for m in history["derived"]],
+        })

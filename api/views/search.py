@@ -1,0 +1,47 @@
+from rest_framework.response import Response
+
+from api.metrics import SEARCH_SECONDS
+from api.representations import memory_json
+from api.serializers import ContextIn, SearchIn
+from api.views.base import ApiView
+from memoryapp.context import context_build
+from memoryapp.retrieval import memory_search
+from memoryapp.services.reads import read_audit_record
+
+
+def hit_json(hit) -> dict:
+    return {**memory_json(hit.memory), "score": hit.score, "score_details": hit.details}
+
+
+class SearchView(ApiView):
+    def post(self, request, subject):
+        data = self.validated(SearchIn, request.data)
+        with SEARCH_SECONDS.time():
+            hits = memory_search(
+                tenant=request.tenant, subject_ref=subject, query=data["query"], k=data["k"],
+                as_of=data.get("as_of"), memory_types=data.get("memory_types"), namespace=data.get("namespace"),
+                include_superseded=data["include_superseded"], min_score=data.get("min_score"),
+            )
+        read_audit_record(
+            tenant=request.tenant, actor=self.actor(request), subject_ref=subject, operation="search",
+            memory_ids=[h.memory.pk for h in hits], query=data["query"],
+        )
+        return Response({"results": [hit_json(h) for h in hits]})
+
+
+class ContextView(ApiView):
+    def post(self, request, subject):
+        data = self.validated(ContextIn, request.data)
+        with SEARCH_SECONDS.time():
+            built = context_build(tenant=request.tenant, subject_ref=subject, query=data["query"],
+                                  token_budget=data["token_budget"])
+        read_audit_record(
+            tenant=request.tenant, actor=self.actor(request), subject_ref=subject, operation="context",
+            memory_ids=[h.memory.pk for h in built["memories"]], query=data["query"],
+        )
+        return Response({
+            "context": built["context"],
+            "memories": [hit_json(h) for h in built["memories"]],
+            "tokens": built["tokens"],
+            "token_budget": data["token_budget"],
+        })

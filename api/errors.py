@@ -6,6 +6,7 @@ be reached is a 503 `memory_unavailable`, never an empty answer.
 """
 import logging
 
+from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 from django.http import JsonResponse
 from rest_framework import exceptions, status
@@ -74,6 +75,9 @@ def exception_handler(exc, context):
             body["error"]["details"] = {"retry_after": int(headers["Retry-After"])}
         if getattr(exc, "auth_header", None):
             headers["WWW-Authenticate"] = exc.auth_header
+    elif isinstance(exc, RequestDataTooBig):
+        body = error_body("payload_too_large", "The request body is too large.")
+        code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
     elif isinstance(exc, (OperationalError, InterfaceError)):
         logger.warning("database unavailable: %s", type(exc).__name__)
         body, code = unavailable_body(), status.HTTP_503_SERVICE_UNAVAILABLE

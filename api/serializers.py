@@ -34,6 +34,15 @@ class StrictSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
+class StrictCharField(serializers.CharField):
+    """Text only: a number or a boolean where text is expected is a mistake, not text."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class TimeField(serializers.DateTimeField):
     """ISO 8601; a time without an offset is taken as UTC."""
 
@@ -87,7 +96,7 @@ class MetadataField(serializers.JSONField):
         return data
 
 
-class NamespaceField(serializers.CharField):
+class NamespaceField(StrictCharField):
     """Slash-separated segments, e.g. "support-agent/preference"."""
 
     def __init__(self, **kwargs):
@@ -108,7 +117,7 @@ class NamespaceField(serializers.CharField):
 
 
 def text(max_length: int, **kwargs) -> serializers.CharField:
-    return serializers.CharField(max_length=max_length, trim_whitespace=False, **kwargs)
+    return StrictCharField(max_length=max_length, trim_whitespace=False, **kwargs)
 
 
 class EventIn(StrictSerializer):

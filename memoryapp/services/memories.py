@@ -14,7 +14,7 @@ from memoryapp import embeddings
 from memoryapp.actors import Actor
 from memoryapp.errors import ApplicationError, PolicyRejected
 from memoryapp.models import Event, Job, Memory, MemoryEvidence, MemoryLineage, Subject, Tenant
-from memoryapp.policy import durable_types_allowed, initial_status, may_supersede
+from memoryapp.policy import durable_types_allowed, initial_status, source_authority
 from memoryapp.safety import find_secrets, looks_like_instruction
 from memoryapp.services.audit import audit_record
 from memoryapp.services.jobs import job_create
@@ -153,6 +153,30 @@ def _retire(*, memory: Memory, successor: Memory, at: datetime) -> None:
     memory.save(update_fields=["status", "valid_to", "superseded_by"])
 
 
+# Sources that are the subject speaking for themself.
+SELF_SOURCES = frozenset({"user_explicit", "user"})
+
+
+def replaces(*, old: Memory, draft: MemoryDraft) -> bool:
+    """Whether a newer value for the same key replaces `old`, or both are kept as a conflict.
+
+    - The subject restating a new value (user or user_explicit, either way round) is an update:
+      people change jobs and cities; the newer word wins.
+    - Otherwise the higher source authority wins (an explicit user correction outranks an
+      agent's inference; an inference never silently overwrites what the user said).
+    - Equal authority from different origins (another source kind, or another named speaker,
+      e.g. two tools) is a conflict: both stay, flagged, for someone to confirm.
+    """
+    if old.source_kind in SELF_SOURCES and draft.source_kind in SELF_SOURCES:
+        return True
+    new_rank, old_rank = source_authority(draft.source_kind), source_authority(old.source_kind)
+    if new_rank != old_rank:
+        return new_rank > old_rank
+    return old.source_kind == draft.source_kind and (old.metadata or {}).get("speaker", "") == (
+        draft.metadata or {}
+    ).get("speaker", "")
+
+
 def memory_write(
     *, tenant: Tenant, subject_ref: str, draft: MemoryDraft, actor: Actor,
     embedding: np.ndarray | None = None, supersede: list[Memory] | None = None,
@@ -163,8 +187,10 @@ def memory_write(
     - An identical statement for the same subject and namespace reinforces the memory already
       there (its evidence grows) instead of adding a copy.
     - With a `key`, an active memory of the same subject, namespace and key but another value is
-      superseded when the new source may outrank it; otherwise both stay and are flagged as a
-      conflict. `supersede` names further memories to retire explicitly.
+      superseded when replaces() says the new source may (the subject restating is an update;
+      otherwise higher authority wins); otherwise both stay and are flagged as a conflict. A
+      late-arriving older value becomes history and never replaces a newer one. `supersede`
+      names further memories to retire explicitly.
     """
     policy_check(tenant=tenant, subject_ref=subject_ref, draft=draft, actor=actor)
     if embedding is None:
@@ -218,7 +244,7 @@ def _memory_write(*, tenant, subject_ref, draft, actor, embedding, supersede) ->
                 draft.status = Memory.Status.SUPERSEDED
                 to_retire = []
                 break
-            if may_supersede(old=rival, new_source_kind=draft.source_kind):
+            if replaces(old=rival, draft=draft):
                 to_retire.append(rival)
             else:
                 conflicts.append(rival)
@@ -232,6 +258,15 @@ def _memory_write(*, tenant, subject_ref, draft, actor, embedding, supersede) ->
         memory.valid_to = newer.valid_from
         memory.superseded_by = newer
         memory.save(update_fields=["valid_to", "superseded_by"])
+        # The version it interrupts (older, already retired by the newer one) now ends where
+        # this one begins, so an as_of between them finds exactly one version.
+        for earlier in Memory.objects.select_for_update().filter(
+            tenant=tenant, subject=subject, namespace=draft.namespace, key=draft.key,
+            status=Memory.Status.SUPERSEDED, valid_from__lt=valid_from, valid_to__gt=valid_from, erasing=False,
+        ).exclude(pk=memory.pk):
+            earlier.valid_to = valid_from
+            earlier.superseded_by = memory
+            earlier.save(update_fields=["valid_to", "superseded_by"])
     for old in to_retire:
         _retire(memory=old, successor=memory, at=valid_from)
         audit_record(

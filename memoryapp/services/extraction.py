@@ -1,0 +1,340 @@
+"""The extraction pipeline: a job's pending events become an episodic memory each, plus the
+durable candidates the extractor finds in them, through the write policy.
+
+Per event, in (occurred_at, seq) order: claim it (pending -> processing, a conditional update
+whose timestamp is the claim token), then trust, secrets, candidates, conflicts, the episode.
+Events are handled in chunks: the chunk's texts are embedded in one batch outside any
+transaction (the model's time must not hold row locks), then the chunk is written in one
+transaction that re-checks the claim, so a worker killed at any point leaves each event either
+untouched-and-claimed (the sweeper resets it) or completely processed, never half.
+"""
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from memoryapp import embeddings
+from memoryapp.actors import WORKER
+from memoryapp.errors import ApplicationError, PolicyRejected
+from memoryapp.extraction import Candidate, RULES_VERSION, extract_candidates, extractor_for_settings
+from memoryapp.extraction.rules import is_ephemeral
+from memoryapp.models import Event, Job, Memory, MemoryEvidence, Subject, Tenant
+from memoryapp.policy import durable_types_allowed
+from memoryapp.safety import looks_like_instruction, redact_secrets
+from memoryapp.services.audit import audit_record
+from memoryapp.services.jobs import job_progress
+from memoryapp.services.memories import MemoryDraft, content_hash, memory_write
+from memoryapp.tenancy import tenant_activate
+
+logger = logging.getLogger(__name__)
+
+CHUNK_SIZE = 64
+# Chatter and "today" remarks are kept as episodes for the session, then expire.
+EPHEMERAL_TTL = timedelta(hours=getattr(settings, "MEMORY_EPHEMERAL_TTL_HOURS", 24))
+SELF_ROLES = {"user"}
+
+
+@dataclass
+class Prepared:
+    """One claimed event, with everything computed before the write transaction."""
+
+    event: Event
+    claim: datetime
+    content: str
+    secret_kinds: list[str]
+    untrusted: bool
+    instruction_like: bool
+    ephemeral: bool
+    candidates: list[Candidate] = field(default_factory=list)
+    extractor_version: str = RULES_VERSION
+
+    @property
+    def episode_statement(self) -> str:
+        speaker = self.event.speaker.strip()
+        return f"{speaker}: {self.content}" if speaker else self.content
+
+    @property
+    def flags(self) -> list[str]:
+        flags = list(self.event.flags or [])
+        for flag, on in (("untrusted", self.untrusted), ("instruction_like", self.instruction_like),
+                         ("secret_redacted", bool(self.secret_kinds))):
+            if on and flag not in flags:
+                flags.append(flag)
+        return flags
+
+
+def _pending_ids(*, tenant: Tenant, job: Job) -> list:
+    with transaction.atomic():
+        tenant_activate(tenant=tenant)
+        return list(
+            Event.objects.filter(tenant=tenant, job_id=job.id, status=Event.Status.PENDING)
+            .order_by("subject_id", "occurred_at", "seq")
+            .values_list("id", flat=True)
+        )
+
+
+def _claim(*, tenant: Tenant, ids: list) -> list[Event]:
+    """pending -> processing for whichever of `ids` nobody else holds; returns those claimed."""
+    with transaction.atomic():
+        tenant_activate(tenant=tenant)
+        events = list(
+            Event.objects.select_for_update(skip_locked=True, of=("self",))
+            .filter(tenant=tenant, id__in=ids, status=Event.Status.PENDING)
+            .select_related("subject")
+            .order_by("occurred_at", "seq")
+        )
+        now = timezone.now()
+        Event.objects.filter(id__in=[e.id for e in events], status=Event.Status.PENDING).update(
+            status=Event.Status.PROCESSING, claimed_at=now, attempts=F("attempts") + 1
+        )
+    for event in events:
+        event.status, event.claimed_at = Event.Status.PROCESSING, now
+    return events
+
+
+def _prepare(event: Event, extractor) -> Prepared:
+    content, findings = redact_secrets(event.content)
+    untrusted = not durable_types_allowed(event.source_kind)
+    instruction_like = looks_like_instruction(content)
+    prepared = Prepared(
+        event=event, claim=event.claimed_at, content=content,
+        secret_kinds=sorted({f.kind for f in findings}), untrusted=untrusted,
+        instruction_like=instruction_like, ephemeral=is_ephemeral(content),
+    )
+    # Trust: untrusted text is evidence only, and instruction-like text from anyone but the
+    # user themself is never promoted (a tool result can carry a web page's injection).
+    if untrusted or (instruction_like and event.role not in SELF_ROLES):
+        return prepared
+    if extractor is not None:
+        prepared.candidates = extractor.extract(content, role=event.role)
+        prepared.extractor_version = extractor.version
+    else:
+        prepared.candidates = extract_candidates(content, role=event.role)
+    # Nothing carrying a secret marker becomes a durable memory, whatever the extractor said.
+    prepared.candidates = [c for c in prepared.candidates if "[redacted" not in c.statement]
+    return prepared
+
+
+def _embed(prepared: list[Prepared]):
+    texts = [p.episode_statement for p in prepared]
+    texts += [c.statement for p in prepared for c in p.candidates]
+    vectors = embeddings.embed_texts(texts)
+    episode_vectors = {p.event.id: vectors[i] for i, p in enumerate(prepared)}
+    i = len(prepared)
+    candidate_vectors = {}
+    for p in prepared:
+        for c in p.candidates:
+            candidate_vectors[id(c)] = vectors[i]
+            i += 1
+    return episode_vectors, candidate_vectors
+
+
+def _episode(*, tenant: Tenant, p: Prepared, vector) -> Memory:
+    event = p.event
+    return Memory(
+        tenant=tenant,
+        subject_id=event.subject_id,
+        memory_type=Memory.Type.EPISODIC,
+        namespace=(event.metadata or {}).get("namespace", "") if isinstance(event.metadata, dict) else "",
+        statement=p.episode_statement,
+        source_kind=event.source_kind,
+        source_event=event,
+        confidence=1.0 if not p.untrusted else 0.5,
+        importance=0.6 if p.candidates else (0.2 if p.ephemeral else 0.4),
+        valid_from=event.occurred_at,
+        expires_at=event.occurred_at + EPHEMERAL_TTL if p.ephemeral else None,
+        metadata={"session_id": event.session_id, "speaker": event.speaker, "role": event.role,
+                  "event_id": event.event_id, "seq": event.seq},
+        flags=[f for f in p.flags if f != "secret_redacted"],
+        status=Memory.Status.ACTIVE,
+        content_hash=content_hash(p.episode_statement),
+        embedding=vector,
+        embedding_version=embeddings.EMBEDDING_VERSION,
+        extractor_version=p.extractor_version,
+    )
+
+
+def _retire_episodes(*, tenant: Tenant, event_ids: list, successor: Memory, at: datetime) -> int:
+    """An episode stating a value that no longer holds stops being current with it, so a
+    current query does not find the old statement through its raw copy. Only when every
+    durable memory drawn from that event is no longer current (one message may state two facts)."""
+    retired = 0
+    for event_id in set(event_ids):
+        still_current = Memory.objects.filter(
+            tenant=tenant, evidence_links__event_id=event_id, status=Memory.Status.ACTIVE, erasing=False,
+        ).exclude(memory_type=Memory.Type.EPISODIC).exists()
+        if still_current:
+            continue
+        retired += Memory.objects.filter(
+            tenant=tenant, source_event_id=event_id, memory_type=Memory.Type.EPISODIC,
+            status=Memory.Status.ACTIVE,
+        ).update(status=Memory.Status.SUPERSEDED, valid_to=at, superseded_by=successor)
+    return retired
+
+
+def _draft(p: Prepared, c: Candidate) -> MemoryDraft:
+    event = p.event
+    source_kind = event.source_kind
+    if c.explicit and source_kind == "user":
+        # "Please remember that ..." is the user asking explicitly.
+        source_kind = "user_explicit"
+    base_ns = (event.metadata or {}).get("namespace", "") if isinstance(event.metadata, dict) else ""
+    namespace = "/".join(x for x in (base_ns.strip("/"), c.namespace.strip("/")) if x)
+    return MemoryDraft(
+        statement=c.statement, memory_type=c.memory_type, namespace=namespace, source_kind=source_kind,
+        key=c.key, confidence=c.confidence, importance=c.importance, sensitivity=c.sensitivity,
+        valid_from=event.occurred_at, source_event=event,
+        metadata={"kind": c.kind, "value": c.value, "decision": c.decision, "speaker": event.speaker,
+                  "session_id": event.session_id},
+        extractor_version=p.extractor_version,
+    )
+
+
+@transaction.atomic
+def _apply_chunk(*, tenant: Tenant, prepared: list[Prepared], episode_vectors, candidate_vectors,
+                 totals: Counter) -> None:
+    """Write a claimed chunk. Assumes the claims were taken by _claim(); an event whose claim
+    changed since (the sweeper reset it and another worker took it) is left to that worker."""
+    tenant_activate(tenant=tenant)
+    current = {
+        e.id: e for e in Event.objects.select_for_update().filter(
+            tenant=tenant, id__in=[p.event.id for p in prepared], status=Event.Status.PROCESSING,
+        )
+    }
+    mine = [p for p in prepared if p.event.id in current and current[p.event.id].claimed_at == p.claim]
+    totals["skipped_claimed_elsewhere"] += len(prepared) - len(mine)
+    if not mine:
+        return
+    erasing = set(
+        Subject.objects.filter(tenant=tenant, id__in={p.event.subject_id for p in mine}, status=Subject.Status.ERASING)
+        .values_list("id", flat=True)
+    )
+    live = [p for p in mine if p.event.subject_id not in erasing]
+    have_episode = set(
+        Memory.objects.filter(tenant=tenant, source_event_id__in=[p.event.id for p in live],
+                              memory_type=Memory.Type.EPISODIC).values_list("source_event_id", flat=True)
+    )
+    episodes = [_episode(tenant=tenant, p=p, vector=episode_vectors[p.event.id])
+                for p in live if p.event.id not in have_episode]
+    Memory.objects.bulk_create(episodes)
+    MemoryEvidence.objects.bulk_create(
+        [MemoryEvidence(tenant=tenant, memory=m, event_id=m.source_event_id) for m in episodes], ignore_conflicts=True
+    )
+    totals["episodic"] += len(episodes)
+
+    now = timezone.now()
+    for p in mine:
+        event = p.event
+        if p.secret_kinds:
+            audit_record(
+                tenant=tenant, actor=WORKER, action="secret_redacted", subject_ref=event.subject.external_id,
+                target=event.public_id, details={"kinds": p.secret_kinds},
+            )
+            totals["redacted"] += 1
+        if event.subject_id in erasing:
+            totals["skipped_erasing"] += 1
+        else:
+            _apply_candidates(tenant=tenant, p=p, candidate_vectors=candidate_vectors, totals=totals)
+        quarantined = event.quarantined or p.untrusted or (p.instruction_like and event.role not in SELF_ROLES)
+        totals["quarantined"] += int(quarantined and not event.quarantined)
+        Event.objects.filter(pk=event.pk).update(
+            status=Event.Status.PROCESSED, processed_at=now, content=p.content,
+            redacted=event.redacted or bool(p.secret_kinds), quarantined=quarantined, flags=p.flags, error="",
+        )
+        totals["processed"] += 1
+    audit_record(
+        tenant=tenant, actor=WORKER, action="events_extracted",
+        subject_ref=mine[0].event.subject.external_id if len({p.event.subject_id for p in mine}) == 1 else "",
+        details={"events": len(mine), "episodic": len(episodes)},
+    )
+
+
+def _apply_candidates(*, tenant: Tenant, p: Prepared, candidate_vectors, totals: Counter) -> None:
+    subject_ref = p.event.subject.external_id
+    for c in p.candidates:
+        draft = _draft(p, c)
+        try:
+            result = memory_write(tenant=tenant, subject_ref=subject_ref, draft=draft, actor=WORKER,
+                                  embedding=candidate_vectors[id(c)])
+        except PolicyRejected:
+            totals["refused"] += 1
+            continue
+        memory = result.memory
+        if not result.created:
+            totals["reinforced"] += 1
+            continue
+        totals[memory.memory_type] += 1
+        totals["conflicts"] += len(result.conflicts)
+        if memory.status == Memory.Status.SUPERSEDED:
+            # A late older value: its episode is history too.
+            totals["history"] += 1
+            _retire_episodes(tenant=tenant, event_ids=[p.event.id], successor=memory.superseded_by or memory,
+                             at=memory.valid_to or memory.valid_from)
+        for old in result.superseded:
+            totals["superseded"] += 1
+            old_events = list(MemoryEvidence.objects.filter(tenant=tenant, memory=old).values_list("event_id", flat=True))
+            totals["episodes_superseded"] += _retire_episodes(
+                tenant=tenant, event_ids=old_events, successor=memory, at=memory.valid_from,
+            )
+
+
+def _fail(*, tenant: Tenant, p: Prepared, exc: Exception) -> None:
+    with transaction.atomic():
+        tenant_activate(tenant=tenant)
+        Event.objects.filter(pk=p.event.pk, status=Event.Status.PROCESSING, claimed_at=p.claim).update(
+            status=Event.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000], processed_at=timezone.now(),
+        )
+
+
+def _heartbeat(*, tenant: Tenant, job: Job) -> int:
+    """Report progress; touching updated_at is what tells the sweeper this job is alive."""
+    with transaction.atomic():
+        tenant_activate(tenant=tenant)
+        done = Event.objects.filter(tenant=tenant, job_id=job.id).exclude(
+            status__in=[Event.Status.PENDING, Event.Status.PROCESSING]
+        ).count()
+        total = Event.objects.filter(tenant=tenant, job_id=job.id).count()
+        job_progress(job_id=job.id, done=done, total=total)
+        Job.objects.filter(id=job.id).update(updated_at=timezone.now())
+    return done
+
+
+def extraction_job_run(*, tenant: Tenant, job: Job) -> dict:
+    """Run an extraction job: every pending event of `job`, in chunks. Called by jobs.job_run
+    after it claimed the job; safe to run again (only pending events are claimed)."""
+    extractor = extractor_for_settings()
+    totals: Counter = Counter()
+    ids = _pending_ids(tenant=tenant, job=job)
+    for start in range(0, len(ids), CHUNK_SIZE):
+        claimed = _claim(tenant=tenant, ids=ids[start:start + CHUNK_SIZE])
+        totals["claimed"] += len(claimed)
+        if not claimed:
+            continue
+        prepared = [_prepare(e, extractor) for e in claimed]
+        episode_vectors, candidate_vectors = _embed(prepared)
+        # Counts are merged only for what committed (a rolled-back chunk counted nothing).
+        chunk_totals: Counter = Counter()
+        try:
+            _apply_chunk(tenant=tenant, prepared=prepared, episode_vectors=episode_vectors,
+                         candidate_vectors=candidate_vectors, totals=chunk_totals)
+            totals.update(chunk_totals)
+        except (ApplicationError, ValueError, TypeError, KeyError) as exc:
+            # One bad event must not block its neighbours: retry them one by one.
+            logger.warning("extraction chunk failed (%s); retrying event by event", exc)
+            for p in prepared:
+                one: Counter = Counter()
+                try:
+                    _apply_chunk(tenant=tenant, prepared=[p], episode_vectors=episode_vectors,
+                                 candidate_vectors=candidate_vectors, totals=one)
+                    totals.update(one)
+                except (ApplicationError, ValueError, TypeError, KeyError) as one_exc:
+                    totals["failed"] += 1
+                    _fail(tenant=tenant, p=p, exc=one_exc)
+        _heartbeat(tenant=tenant, job=job)
+    done = _heartbeat(tenant=tenant, job=job)
+    return {"events": len(ids), "done": done, **{k: v for k, v in sorted(totals.items()) if v}}

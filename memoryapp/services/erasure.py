@@ -1,0 +1,416 @@
+"""Erasure: the deletion job behind `DELETE subjects/{subject}` and `DELETE memories/{id}`.
+
+The request services (subject_erase_request, memory_forget) have already marked everything
+(`Subject.status = erasing`, `Memory.erasing = True`), so nothing doomed is returned or written
+again while this job deletes it in batches, each batch its own transaction. A crash between
+batches loses nothing: the marks stay, and a rerun continues where it stopped. A rerun after
+success finds nothing and succeeds.
+
+What goes, per scope:
+
+- subject: its events, memories (with their derived summaries and merges, which belong to the
+  same subject), evidence and lineage links (embeddings are columns of the memory rows), read
+  audit rows, idempotency records, export files, sign-in links, console accounts (and their
+  Django users; admins are kept), the subject's non-deletion jobs, cache keys, audit payloads
+  (blanked: the log keeps that the erasure happened, never the content), finally the Subject
+  row itself, so its id can be reused cleanly. API keys bound to the subject id survive: they
+  belong to the tenant's integration, not to the person.
+- memory: the memory, everything derived from it (the ids the request put in the params),
+  their evidence and lineage links, their ids in read-audit rows, idempotency records whose
+  stored answer names them, the subject's export files (each one holds the forgotten memory)
+  and their audit payloads. Source events stay, because other memories may cite them, except
+  the events of an episodic memory that nothing else cites: such an event is the memory.
+
+The receipt (the job's result) counts what was removed by kind and reports a verification that
+looks for what should be gone, by id and by content; it never holds the content itself.
+"""
+import logging
+import uuid
+
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.db import connection, transaction
+from django.db.models import Q
+
+from memoryapp.models import (
+    AuditEntry, ConsoleAccount, Event, ExportFile, IdempotencyRecord, Job, Memory, MemoryEvidence,
+    MemoryLineage, ReadAudit, SignInLink, Subject, Tenant,
+)
+from memoryapp.services.audit import audit_record, audit_redact
+from memoryapp.services.jobs import job_progress
+from memoryapp.actors import Actor
+from memoryapp.tenancy import tenant_activate
+
+logger = logging.getLogger(__name__)
+
+BATCH_SIZE = 500
+ERASURE_ACTOR = Actor("worker", "erasure")
+# Content shorter than this is not searched for: "ok" or "yes" would be found everywhere.
+MIN_SEARCH_LENGTH = 8
+# The verification searches for at most this many captured strings (the longest first).
+MAX_SEARCH_STRINGS = 2000
+
+RECEIPT_KINDS = (
+    "events", "memories", "derived_memories", "evidence_links", "lineage_links", "embeddings",
+    "read_audit_rows", "read_audit_refs", "idempotency_records", "export_files", "signin_links",
+    "console_accounts", "jobs", "cache_keys", "audit_payloads_redacted", "subjects",
+)
+
+
+def subject_cache_keys(*, tenant_id: int, subject_ref: str) -> list[str]:
+    """Every Django cache key that may hold something about a subject. The service caches
+    nothing per subject today; code that starts to must name its keys here, so erasure
+    removes them."""
+    return [f"memory:profile:{tenant_id}:{subject_ref}"]
+
+
+def erasure_job_run(*, tenant: Tenant, job: Job) -> dict:
+    """Run one deletion job (claimed by job_run). Owns its transactions: one per batch."""
+    scope = (job.params or {}).get("scope", "subject")
+    if scope == "memory":
+        counts, captured, ids = _erase_memories(tenant=tenant, job=job)
+    elif scope == "subject":
+        counts, captured, ids = _erase_subject(tenant=tenant, job=job)
+    else:
+        raise ValueError(f"unknown erasure scope {scope!r}")
+    verification = erasure_verify(
+        tenant=tenant, subject_ref=job.subject_ref, scope=scope, texts=captured, **ids
+    )
+    with transaction.atomic():
+        tenant_activate(tenant=tenant)
+        audit_record(
+            tenant=tenant, actor=ERASURE_ACTOR, action="erasure_completed", subject_ref=job.subject_ref,
+            target=job.public_id, details={"scope": scope, "removed": counts, "verified": verification["passed"]},
+        )
+    receipt = {
+        # No subject id here: the job row already names it, and the receipt is counts only.
+        "scope": scope,
+        "removed": counts,
+        "verification": verification,
+    }
+    if not verification["passed"]:
+        # The job still succeeds as a record of what it did; the receipt says the check failed.
+        logger.error("erasure %s left residue: %s", job.public_id, verification["residue"])
+    return receipt
+
+
+def _zero_counts() -> dict:
+    return {kind: 0 for kind in RECEIPT_KINDS}
+
+
+def _capture(texts: set, values) -> None:
+    for value in values:
+        if isinstance(value, str) and len(value.strip()) >= MIN_SEARCH_LENGTH:
+            texts.add(value.strip())
+
+
+def _delete_memory_batch(*, tenant: Tenant, memory_ids: list, counts: dict) -> None:
+    """Delete memories and every link to them. Call inside the tenant's transaction."""
+    memories = Memory.objects.filter(tenant=tenant, pk__in=memory_ids)
+    counts["embeddings"] += memories.filter(embedding__isnull=False).count()
+    # Derived: linked to the memories it came from, or a session summary (linked to events only).
+    counts["derived_memories"] += memories.filter(
+        Q(source_links__isnull=False) | Q(metadata__kind="session_summary")
+    ).distinct().count()
+    counts["evidence_links"] += MemoryEvidence.objects.filter(tenant=tenant, memory_id__in=memory_ids).delete()[0]
+    counts["lineage_links"] += MemoryLineage.objects.filter(
+        Q(derived_id__in=memory_ids) | Q(source_id__in=memory_ids), tenant=tenant
+    ).delete()[0]
+    # Survivors that pointed at a doomed version lose only the pointer.
+    Memory.objects.filter(tenant=tenant, superseded_by_id__in=memory_ids).exclude(pk__in=memory_ids).update(
+        superseded_by=None
+    )
+    counts["memories"] += Memory.objects.filter(tenant=tenant, pk__in=memory_ids).delete()[1].get(
+        "memoryapp.Memory", 0
+    )
+    counts["read_audit_refs"] += _read_audit_strip(tenant=tenant, memory_ids=memory_ids)
+    counts["idempotency_records"] += _idempotency_delete_naming(tenant=tenant, memory_ids=memory_ids)
+
+
+def _read_audit_strip(*, tenant: Tenant, memory_ids: list) -> int:
+    """Remove erased ids from read-audit arrays; returns how many ids were removed."""
+    ids = [str(i) for i in memory_ids]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            WITH hit AS (
+                SELECT id, cardinality(memory_ids) AS before FROM memoryapp_readaudit
+                WHERE tenant_id = %s AND memory_ids && %s::uuid[]
+            ), stripped AS (
+                UPDATE memoryapp_readaudit r SET memory_ids = ARRAY(
+                    SELECT x FROM unnest(r.memory_ids) x WHERE NOT (x = ANY(%s::uuid[]))
+                )
+                FROM hit WHERE r.id = hit.id
+                RETURNING hit.before - cardinality(r.memory_ids) AS removed
+            )
+            SELECT COALESCE(SUM(removed), 0) FROM stripped
+            """,
+            [tenant.pk, ids, ids],
+        )
+        return int(cursor.fetchone()[0])
+
+
+def _patterns(memory_ids) -> list[str]:
+    # A stored answer names a memory by its public id (mem_<hex>) or, rarely, its UUID.
+    out = []
+    for i in memory_ids:
+        u = uuid.UUID(str(i))
+        out += [f"%{u.hex}%", f"%{u}%"]
+    return out
+
+
+def _idempotency_delete_naming(*, tenant: Tenant, memory_ids: list) -> int:
+    if not memory_ids:
+        return 0
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "DELETE FROM memoryapp_idempotencyrecord WHERE tenant_id = %s AND response::text ILIKE ANY(%s)",
+            [tenant.pk, _patterns(memory_ids)],
+        )
+        return cursor.rowcount
+
+
+def _subject_idempotency_filter(subject_ref: str) -> Q:
+    # The API's scope names the request path; the stored answer names the subject.
+    return Q(scope__contains=f"/subjects/{subject_ref}/") | Q(scope__endswith=f"/subjects/{subject_ref}") | Q(
+        response__subject=subject_ref
+    )
+
+
+def _erase_subject(*, tenant: Tenant, job: Job) -> tuple[dict, set, dict]:
+    subject_ref = job.subject_ref
+    counts = _zero_counts()
+    captured: set = set()
+    memory_ids: list = []
+    event_ids: list = []
+    with transaction.atomic():
+        tenant_activate(tenant=tenant)
+        subject = Subject.objects.filter(tenant=tenant, external_id=subject_ref).first()
+        if subject is not None and subject.status != Subject.Status.ERASING:
+            # Marked by the request; a subject re-created since is not this job's to delete.
+            subject = None
+        if subject is not None:
+            total = Memory.objects.filter(tenant=tenant, subject=subject).count() + Event.objects.filter(
+                tenant=tenant, subject=subject
+            ).count()
+            job_progress(job_id=job.id, done=0, total=total)
+    done = 0
+    if subject is not None:
+        # Derived memories first: a batch never leaves a summary whose sources are gone.
+        while True:
+            with transaction.atomic():
+                tenant_activate(tenant=tenant)
+                batch = list(
+                    Memory.objects.filter(tenant=tenant, subject=subject)
+                    .order_by("-recorded_at")
+                    .values_list("id", "statement", "metadata")[:BATCH_SIZE]
+                )
+                if not batch:
+                    break
+                ids = [row[0] for row in batch]
+                memory_ids += ids
+                _capture(captured, (row[1] for row in batch))
+                _delete_memory_batch(tenant=tenant, memory_ids=ids, counts=counts)
+                done += len(ids)
+                job_progress(job_id=job.id, done=done)
+        while True:
+            with transaction.atomic():
+                tenant_activate(tenant=tenant)
+                batch = list(
+                    Event.objects.filter(tenant=tenant, subject=subject).order_by("seq").values_list(
+                        "id", "content"
+                    )[:BATCH_SIZE]
+                )
+                if not batch:
+                    break
+                ids = [row[0] for row in batch]
+                event_ids += ids
+                _capture(captured, (row[1] for row in batch))
+                counts["evidence_links"] += MemoryEvidence.objects.filter(tenant=tenant, event_id__in=ids).delete()[0]
+                counts["events"] += Event.objects.filter(tenant=tenant, pk__in=ids).delete()[1].get(
+                    "memoryapp.Event", 0
+                )
+                done += len(ids)
+                job_progress(job_id=job.id, done=done)
+    with transaction.atomic():
+        tenant_activate(tenant=tenant)
+        readaudits = ReadAudit.objects.filter(tenant=tenant, subject_ref=subject_ref)
+        counts["read_audit_rows"] += readaudits.delete()[0]
+        counts["idempotency_records"] += IdempotencyRecord.objects.filter(
+            _subject_idempotency_filter(subject_ref), tenant=tenant
+        ).delete()[0]
+        counts["export_files"] += ExportFile.objects.filter(tenant=tenant, subject_ref=subject_ref).delete()[0]
+        counts["signin_links"] += SignInLink.objects.filter(tenant=tenant, subject_ref=subject_ref).delete()[0]
+        # Other jobs about the subject may carry its event ids or counts; the deletion jobs stay
+        # as the record of the erasure (they hold only the receipt).
+        counts["jobs"] += (
+            Job.objects.filter(tenant=tenant, subject_ref=subject_ref).exclude(kind=Job.Kind.DELETION).delete()[0]
+        )
+        accounts = ConsoleAccount.objects.filter(tenant=tenant, subject_ref=subject_ref, is_admin=False)
+        user_ids = list(accounts.values_list("user_id", flat=True))
+        counts["console_accounts"] += len(user_ids)
+        get_user_model().objects.filter(pk__in=user_ids).delete()
+        keys = subject_cache_keys(tenant_id=tenant.pk, subject_ref=subject_ref)
+        counts["cache_keys"] += sum(1 for k in keys if cache.get(k) is not None)
+        cache.delete_many(keys)
+        counts["audit_payloads_redacted"] += _audit_with_payload(tenant=tenant).filter(subject_ref=subject_ref).count()
+        audit_redact(tenant=tenant, subject_ref=subject_ref)
+        counts["audit_payloads_redacted"] += _audit_redact_ids(tenant=tenant, memory_ids=memory_ids)
+        counts["subjects"] += Subject.objects.filter(
+            tenant=tenant, external_id=subject_ref, status=Subject.Status.ERASING
+        ).delete()[1].get("memoryapp.Subject", 0)
+        job_progress(job_id=job.id, done=done)
+    return counts, captured, {"memory_ids": memory_ids, "event_ids": event_ids}
+
+
+def _audit_with_payload(*, tenant: Tenant):
+    return AuditEntry.objects.filter(tenant=tenant).filter(Q(before__isnull=False) | Q(after__isnull=False))
+
+
+def _audit_redact_ids(*, tenant: Tenant, memory_ids: list) -> int:
+    """Blank the payloads of entries about these memories; returns how many held a payload
+    (entries without one are stamped too, which changes nothing they hold)."""
+    redacted = 0
+    for start in range(0, len(memory_ids), BATCH_SIZE):
+        chunk = memory_ids[start:start + BATCH_SIZE]
+        redacted += _audit_with_payload(tenant=tenant).filter(memory_id__in=chunk).count()
+        audit_redact(tenant=tenant, memory_ids=chunk)
+    return redacted
+
+
+def _erase_memories(*, tenant: Tenant, job: Job) -> tuple[dict, set, dict]:
+    counts = _zero_counts()
+    captured: set = set()
+    wanted = [uuid.UUID(i) for i in (job.params or {}).get("memory_ids", [])]
+    with transaction.atomic():
+        tenant_activate(tenant=tenant)
+        doomed = list(
+            Memory.objects.filter(tenant=tenant, pk__in=wanted, erasing=True).values_list(
+                "id", "statement", "memory_type", "subject_id"
+            )
+        )
+        ids = [row[0] for row in doomed]
+        _capture(captured, (row[1] for row in doomed))
+        # Episodic memories take with them the events only they cite: such an event is the memory.
+        episodic = [row[0] for row in doomed if row[2] == Memory.Type.EPISODIC]
+        candidate_events = set(
+            MemoryEvidence.objects.filter(tenant=tenant, memory_id__in=episodic).values_list("event_id", flat=True)
+        ) | set(
+            Memory.objects.filter(tenant=tenant, pk__in=episodic, source_event__isnull=False).values_list(
+                "source_event_id", flat=True
+            )
+        )
+        cited_elsewhere = set(
+            MemoryEvidence.objects.filter(tenant=tenant, event_id__in=candidate_events)
+            .exclude(memory_id__in=ids).values_list("event_id", flat=True)
+        ) | set(
+            Memory.objects.filter(tenant=tenant, source_event_id__in=candidate_events)
+            .exclude(pk__in=ids).values_list("source_event_id", flat=True)
+        )
+        event_ids = sorted(candidate_events - cited_elsewhere)
+        _capture(captured, Event.objects.filter(tenant=tenant, pk__in=event_ids).values_list("content", flat=True))
+        subject_refs = set(
+            Subject.objects.filter(tenant=tenant, pk__in={row[3] for row in doomed}).values_list(
+                "external_id", flat=True
+            )
+        ) | {job.subject_ref}
+        job_progress(job_id=job.id, done=0, total=len(ids) + len(event_ids))
+    done = 0
+    for start in range(0, len(ids), BATCH_SIZE):
+        with transaction.atomic():
+            tenant_activate(tenant=tenant)
+            _delete_memory_batch(tenant=tenant, memory_ids=ids[start:start + BATCH_SIZE], counts=counts)
+            done += len(ids[start:start + BATCH_SIZE])
+            job_progress(job_id=job.id, done=done)
+    with transaction.atomic():
+        tenant_activate(tenant=tenant)
+        counts["evidence_links"] += MemoryEvidence.objects.filter(tenant=tenant, event_id__in=event_ids).delete()[0]
+        counts["events"] += Event.objects.filter(tenant=tenant, pk__in=event_ids).delete()[1].get(
+            "memoryapp.Event", 0
+        )
+        # Every export made before now holds the forgotten memory.
+        counts["export_files"] += ExportFile.objects.filter(tenant=tenant, subject_ref__in=subject_refs).delete()[0]
+        counts["audit_payloads_redacted"] += _audit_redact_ids(tenant=tenant, memory_ids=wanted)
+        job_progress(job_id=job.id, done=done + len(event_ids))
+    # Verify by every id the request named, also those a previous run already removed.
+    return counts, captured, {"memory_ids": wanted, "event_ids": event_ids}
+
+
+def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, memory_ids: list,
+                   event_ids: list) -> dict:
+    """Look for what the erasure should have removed: rows by id, references by id, and the
+    erased text in every text and JSON column where a copy could hide. Returns counts per
+    place found (never the text) and `passed`."""
+    residue: dict[str, int] = {}
+    memory_ids = [str(i) for i in memory_ids]
+    event_ids = [str(i) for i in event_ids]
+    strings = sorted(texts, key=len, reverse=True)[:MAX_SEARCH_STRINGS]
+    patterns = ["%" + s.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_") + "%" for s in strings]
+    id_patterns = _patterns(memory_ids) if memory_ids else []
+    with transaction.atomic():
+        tenant_activate(tenant=tenant)
+        checks = [
+            ("memories", "SELECT count(*) FROM memoryapp_memory WHERE id = ANY(%s::uuid[])", [memory_ids]),
+            ("events", "SELECT count(*) FROM memoryapp_event WHERE id = ANY(%s::uuid[])", [event_ids]),
+            ("evidence_links",
+             "SELECT count(*) FROM memoryapp_memoryevidence WHERE memory_id = ANY(%s::uuid[]) "
+             "OR event_id = ANY(%s::uuid[])", [memory_ids, event_ids]),
+            ("lineage_links",
+             "SELECT count(*) FROM memoryapp_memorylineage WHERE derived_id = ANY(%s::uuid[]) "
+             "OR source_id = ANY(%s::uuid[])", [memory_ids, memory_ids]),
+            ("read_audit_refs", "SELECT count(*) FROM memoryapp_readaudit WHERE memory_ids && %s::uuid[]",
+             [memory_ids]),
+            ("audit_payloads",
+             "SELECT count(*) FROM memoryapp_auditentry WHERE memory_id = ANY(%s::uuid[]) "
+             "AND (before IS NOT NULL OR after IS NOT NULL)", [memory_ids]),
+            ("idempotency_records",
+             "SELECT count(*) FROM memoryapp_idempotencyrecord WHERE response::text ILIKE ANY(%s)", [id_patterns]),
+        ]
+        if scope == "subject":
+            checks += [
+                ("subject", "SELECT count(*) FROM memoryapp_subject WHERE external_id = %s", [subject_ref]),
+                ("export_files", "SELECT count(*) FROM memoryapp_exportfile WHERE subject_ref = %s", [subject_ref]),
+                ("signin_links", "SELECT count(*) FROM memoryapp_signinlink WHERE subject_ref = %s", [subject_ref]),
+                ("read_audit_rows", "SELECT count(*) FROM memoryapp_readaudit WHERE subject_ref = %s", [subject_ref]),
+                ("audit_payloads_subject",
+                 "SELECT count(*) FROM memoryapp_auditentry WHERE subject_ref = %s "
+                 "AND (before IS NOT NULL OR after IS NOT NULL)", [subject_ref]),
+                ("jobs", "SELECT count(*) FROM memoryapp_job WHERE subject_ref = %s AND kind <> 'deletion'",
+                 [subject_ref]),
+            ]
+        if patterns:
+            # The erased text, wherever a copy could live: rows of this subject (or naming the
+            # erased ids) and the tenant-wide stores of answers and exports.
+            checks += [
+                ("text:event", "SELECT count(*) FROM memoryapp_event e JOIN memoryapp_subject s ON s.id = e.subject_id "
+                 "WHERE s.external_id = %s AND (e.content ILIKE ANY(%s) OR e.metadata::text ILIKE ANY(%s)) "
+                 "AND NOT (e.id = ANY(%s::uuid[])) AND %s = 'subject'",
+                 [subject_ref, patterns, patterns, event_ids, scope]),
+                ("text:memory", "SELECT count(*) FROM memoryapp_memory m JOIN memoryapp_subject s ON s.id = m.subject_id "
+                 "WHERE s.external_id = %s AND (m.statement ILIKE ANY(%s) OR m.metadata::text ILIKE ANY(%s)) "
+                 "AND %s = 'subject'", [subject_ref, patterns, patterns, scope]),
+                ("text:audit", "SELECT count(*) FROM memoryapp_auditentry WHERE "
+                 "(subject_ref = %s AND %s = 'subject' OR memory_id = ANY(%s::uuid[])) AND "
+                 "(before::text ILIKE ANY(%s) OR after::text ILIKE ANY(%s) OR details::text ILIKE ANY(%s))",
+                 [subject_ref, scope, memory_ids, patterns, patterns, patterns]),
+                ("text:export_file", "SELECT count(*) FROM memoryapp_exportfile WHERE subject_ref = %s AND "
+                 "convert_from(content, 'UTF8') ILIKE ANY(%s)", [subject_ref, patterns]),
+                ("text:idempotency", "SELECT count(*) FROM memoryapp_idempotencyrecord WHERE "
+                 "response::text ILIKE ANY(%s) AND (scope LIKE %s OR response->>'subject' = %s)",
+                 [patterns, f"%/subjects/{subject_ref}%", subject_ref]),
+                ("text:job", "SELECT count(*) FROM memoryapp_job WHERE subject_ref = %s AND "
+                 "(params::text ILIKE ANY(%s) OR result::text ILIKE ANY(%s))", [subject_ref, patterns, patterns]),
+            ]
+        with connection.cursor() as cursor:
+            for name, sql, params in checks:
+                cursor.execute(sql, params)
+                found = int(cursor.fetchone()[0])
+                if found:
+                    residue[name] = found
+    return {
+        "passed": not residue,
+        "checked": [name for name, _, _ in checks],
+        "texts_searched": len(strings),
+        "ids_searched": len(memory_ids) + len(event_ids),
+        "residue": residue,
+    }

@@ -1,0 +1,163 @@
+"""Export: everything stored about one subject, as one JSON document (docs/export-format.md).
+
+Requested on the hot path (a Job), built by a worker with progress, stored as an ExportFile that
+only its tenant can read (row-level security) and that expires after MEMORY_EXPORT_TTL_HOURS.
+"""
+import hashlib
+import json
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from memoryapp.actors import Actor
+from memoryapp.models import AuditEntry, Event, ExportFile, Job, Memory, MemoryEvidence, MemoryLineage, Subject, Tenant
+from memoryapp.selectors.memories import subject_get
+from memoryapp.services.audit import audit_record
+from memoryapp.services.jobs import job_create, job_progress
+from memoryapp.tenancy import tenant_activate
+
+FORMAT = "memory-export/v1"
+DOWNLOAD_PATH = "/api/v1/exports/"
+BATCH_SIZE = 1000
+
+
+@transaction.atomic
+def export_request(*, tenant: Tenant, subject_ref: str, actor: Actor) -> Job:
+    """Queue an export of `subject_ref`. A missing subject, or one being erased, is a 404."""
+    subject_get(tenant=tenant, external_id=subject_ref)
+    job = job_create(tenant=tenant, kind=Job.Kind.EXPORT, subject_ref=subject_ref, actor=str(actor))
+    audit_record(tenant=tenant, actor=actor, action="export_requested", subject_ref=subject_ref,
+                 target=job.public_id)
+    return job
+
+
+def _time(value):
+    return value.isoformat() if value else None
+
+
+def _event_json(e: Event) -> dict:
+    return {
+        "id": e.public_id, "event_id": e.event_id, "seq": e.seq, "role": e.role, "source": e.source_kind,
+        "content": e.content, "occurred_at": _time(e.occurred_at), "recorded_at": _time(e.recorded_at),
+        "session_id": e.session_id, "speaker": e.speaker, "metadata": e.metadata, "status": e.status,
+        "redacted": e.redacted, "quarantined": e.quarantined, "flags": e.flags,
+    }
+
+
+def _memory_json(m: Memory) -> dict:
+    return {
+        "id": m.public_id, "memory_type": m.memory_type, "namespace": m.namespace, "statement": m.statement,
+        "key": m.key, "status": m.status, "status_reason": m.status_reason,
+        "source": {"kind": m.source_kind, "event_id": f"evt_{m.source_event_id.hex}" if m.source_event_id else None},
+        "evidence_count": m.evidence_count, "confidence": m.confidence, "importance": m.importance,
+        "sensitivity": m.sensitivity, "valid_from": _time(m.valid_from), "valid_to": _time(m.valid_to),
+        "recorded_at": _time(m.recorded_at), "expires_at": _time(m.expires_at),
+        "superseded_by": f"mem_{m.superseded_by_id.hex}" if m.superseded_by_id else None,
+        "access_count": m.access_count, "last_accessed_at": _time(m.last_accessed_at),
+        "metadata": m.metadata, "flags": m.flags,
+        "index_versions": {"embedding": m.embedding_version, "extractor": m.extractor_version},
+    }
+
+
+def _audit_json(a: AuditEntry) -> dict:
+    return {
+        "seq": a.seq, "created_at": _time(a.created_at), "action": a.action,
+        "actor": {"kind": a.actor_kind, "id": a.actor_id},
+        "memory_id": f"mem_{a.memory_id.hex}" if a.memory_id else None, "target": a.target,
+        "before": a.before, "after": a.after, "details": a.details, "redacted": a.redacted_at is not None,
+        "entry_hash": a.entry_hash,
+    }
+
+
+def export_job_run(*, tenant: Tenant, job: Job) -> dict:
+    """Build and store the export. Reads in one transaction (REPEATABLE READ would be stricter,
+    but rows of one subject change rarely and every list is self-consistent by id)."""
+    subject_ref = job.subject_ref
+    with transaction.atomic():
+        tenant_activate(tenant=tenant)
+        subject = Subject.objects.filter(tenant=tenant, external_id=subject_ref,
+                                         status=Subject.Status.ACTIVE).first()
+        if subject is None:
+            raise ValueError("the subject no longer exists or is being erased")
+        events_qs = Event.objects.filter(tenant=tenant, subject=subject).order_by("seq")
+        memories_qs = Memory.objects.filter(tenant=tenant, subject=subject, erasing=False).order_by(
+            "recorded_at", "id"
+        )
+        total = events_qs.count() + memories_qs.count()
+        job_progress(job_id=job.id, done=0, total=total)
+        done = 0
+        events = []
+        for event in events_qs.iterator(chunk_size=BATCH_SIZE):
+            events.append(_event_json(event))
+            done += 1
+            if done % BATCH_SIZE == 0:
+                job_progress(job_id=job.id, done=done)
+        memories = []
+        memory_ids = []
+        for memory in memories_qs.iterator(chunk_size=BATCH_SIZE):
+            memories.append(_memory_json(memory))
+            memory_ids.append(memory.pk)
+            done += 1
+            if done % BATCH_SIZE == 0:
+                job_progress(job_id=job.id, done=done)
+        evidence = [
+            {"memory_id": f"mem_{m.hex}", "event_id": f"evt_{e.hex}"}
+            for m, e in MemoryEvidence.objects.filter(tenant=tenant, memory__subject=subject)
+            .order_by("id").values_list("memory_id", "event_id")
+        ]
+        derived_from = [
+            {"derived_id": f"mem_{d.hex}", "source_id": f"mem_{s.hex}", "kind": k}
+            for d, s, k in MemoryLineage.objects.filter(tenant=tenant, derived__subject=subject)
+            .order_by("id").values_list("derived_id", "source_id", "kind")
+        ]
+        supersedes = [
+            {"memory_id": m["id"], "superseded_by": m["superseded_by"]} for m in memories if m["superseded_by"]
+        ]
+        audit = [
+            _audit_json(a)
+            for a in AuditEntry.objects.filter(tenant=tenant, subject_ref=subject_ref).order_by("seq").iterator(
+                chunk_size=BATCH_SIZE
+            )
+        ]
+        now = timezone.now()
+        document = {
+            "format": FORMAT,
+            "exported_at": now.isoformat(),
+            "subject": {"id": subject.external_id, "kind": subject.kind, "created_at": _time(subject.created_at)},
+            "events": events,
+            "memories": memories,
+            "lineage": {"evidence": evidence, "derived_from": derived_from, "supersedes": supersedes},
+            "audit": audit,
+        }
+        # ensure_ascii=False: the file holds the text as written, so it is also searchable as such.
+        content = json.dumps(document, ensure_ascii=False, sort_keys=False).encode("utf-8")
+        export = ExportFile.objects.create(
+            tenant=tenant, subject_ref=subject_ref, job=job, content=content, size=len(content),
+            expires_at=now + timedelta(hours=settings.MEMORY_EXPORT_TTL_HOURS),
+        )
+        job_progress(job_id=job.id, done=done)
+        audit_record(tenant=tenant, actor=Actor("worker", "export"), action="export_created",
+                     subject_ref=subject_ref, target=export.public_id, details={"size": len(content)})
+    return {
+        "download": f"{DOWNLOAD_PATH}{export.public_id}",
+        "export": export.public_id,
+        "format": FORMAT,
+        "expires_at": export.expires_at.isoformat(),
+        "size": len(content),
+        "sha256": hashlib.sha256(content).hexdigest(),
+        "counts": {"events": len(events), "memories": len(memories), "evidence": len(evidence),
+                   "derived_from": len(derived_from), "audit": len(audit)},
+    }
+
+
+def export_purge_expired() -> int:
+    """Delete expired export files in every tenant (hourly). Returns how many were removed."""
+    removed = 0
+    now = timezone.now()
+    for tenant_id in Tenant.objects.values_list("pk", flat=True):
+        with transaction.atomic():
+            tenant_activate(tenant=tenant_id)
+            removed += ExportFile.objects.filter(tenant_id=tenant_id, expires_at__lte=now).delete()[0]
+    return removed

@@ -1,0 +1,251 @@
+"""Erasure: the subject's data leaves no residue in any table, the receipt counts it without
+holding it, a rerun is harmless, and forgetting one memory removes what was derived from it."""
+import uuid
+
+import pytest
+from django.db import connections
+
+from memoryapp.actors import Actor
+from memoryapp.models import (
+    ApiKey, AuditEntry, ConsoleAccount, Event, ExportFile, IdempotencyRecord, Job, Memory, ReadAudit, SignInLink,
+    Subject,
+)
+from memoryapp.services.audit import audit_verify
+from memoryapp.services.consolidation import consolidation_request
+from memoryapp.services.erasure import erasure_job_run
+from memoryapp.services.export import export_request
+from memoryapp.services.memories import MemoryDraft, memory_forget, memory_write, subject_erase_request
+from memoryapp.services.signin import console_subject_user_get_or_create, signin_link_create
+from memoryapp.services.tenants import api_key_create
+from tests.conftest import as_tenant
+from tests.maintenance.conftest import append, run, write
+
+SUBJECT = "erin-7f3c"
+EVENT_TEXTS = [
+    "My grandmother's lighthouse in Tromsoe is painted ultramarine.",
+    "I keep my spare bicycle key under the quince tree.",
+]
+MEMORY_TEXTS = [
+    "Erin's favourite cheese is smoked Gjetost from Hardanger.",
+    "Erin collects antique barometers made in Zagreb.",
+]
+
+
+def scan_every_table(needles: list[str], tenant_id: int) -> list[tuple[str, str, str]]:
+    """(table, column, needle) for every text-like column of every table in the database, read
+    as the schema owner (no row-level security), that still contains a needle. Rows of other
+    tenants are skipped (another tenant's subject may have the same id); tables without a
+    tenant are scanned whole."""
+    owner = connections["owner"]
+    hits = []
+    with owner.cursor() as cursor:
+        cursor.execute("SELECT table_name FROM information_schema.columns WHERE table_schema = 'public' "
+                       "AND column_name = 'tenant_id'")
+        tenant_tables = {row[0] for row in cursor.fetchall()}
+        cursor.execute(
+            "SELECT table_name, column_name, data_type FROM information_schema.columns "
+            "WHERE table_schema = 'public' AND data_type IN "
+            "('text', 'character varying', 'json', 'jsonb', 'uuid', 'bytea', 'ARRAY', 'USER-DEFINED', 'character')"
+        )
+        columns = cursor.fetchall()
+        assert len(columns) > 40  # the scan really covers the schema
+        for table, column, data_type in columns:
+            if data_type == "USER-DEFINED" and column in ("embedding", "search_vector"):
+                continue  # vectors hold no text; search_vector is regenerated from the statement
+            expr = f'encode("{column}", \'escape\')' if data_type == "bytea" else f'"{column}"::text'
+            for needle in needles:
+                where = f"tenant_id = {int(tenant_id)} AND " if table in tenant_tables else ""
+                cursor.execute(f'SELECT count(*) FROM "{table}" WHERE {where}{expr} ILIKE %s', [f"%{needle}%"])
+                if cursor.fetchone()[0]:
+                    hits.append((table, column, needle))
+    return hits
+
+
+# What the audit log keeps of an erasure (who, what action, which ids, when) and what survives
+# by design: the deletion job holds the receipt, a bound API key names its subject id.
+ALLOWED = {
+    ("memoryapp_auditentry", c) for c in ("subject_ref", "memory_id", "target", "details", "actor_id")
+} | {("memoryapp_job", "subject_ref"), ("memoryapp_job", "params"), ("memoryapp_apikey", "subject_ref")}
+
+
+@pytest.mark.django_db(transaction=True, databases=["default", "owner"])
+def test_subject_erasure_leaves_no_residue_in_any_table(tenant_a, tenant_b, actor):
+    # Everything a subject can leave behind: events, explicit memories, a derived summary, an
+    # export file, read audit, an idempotent answer, a sign-in link, a console account.
+    events = append(tenant_a, SUBJECT, actor, ("e-1", "user", EVENT_TEXTS[0], "s-1"),
+                    ("e-2", "user", EVENT_TEXTS[1], "s-1"))
+    with as_tenant(tenant_a):
+        Event.objects.filter(tenant=tenant_a).update(status="processed")
+        sources = [Event.objects.get(pk=e.pk) for e in events]
+    memories = [write(tenant_a, SUBJECT, text, actor, key=f"user:fact{i}", source_event=sources[i])
+                for i, text in enumerate(MEMORY_TEXTS)]
+    consolidation = run(tenant_a, consolidation_request(tenant=tenant_a, subject_ref=SUBJECT, actor=actor))
+    assert consolidation.status == "succeeded" and consolidation.result["summaries_created"] == 1
+    export = run(tenant_a, export_request(tenant=tenant_a, subject_ref=SUBJECT, actor=actor))
+    assert export.status == "succeeded"
+    api_key, _ = api_key_create(tenant=tenant_a, subject_ref=SUBJECT, actor=actor)
+    signin_link_create(tenant=tenant_a, subject_ref=SUBJECT, actor=actor)
+    console_subject_user_get_or_create(tenant=tenant_a, subject_ref=SUBJECT)
+    with as_tenant(tenant_a):
+        all_memories = list(Memory.objects.filter(tenant=tenant_a, subject__external_id=SUBJECT))
+        assert len(all_memories) == 3  # two explicit, one session summary
+        ReadAudit.objects.create(tenant=tenant_a, actor="api_key:x", subject_ref=SUBJECT, operation="search",
+                                 memory_ids=[m.pk for m in all_memories])
+        IdempotencyRecord.objects.create(
+            tenant=tenant_a, scope=f"key:POST:/api/v1/subjects/{SUBJECT}/memories", key="k1", request_hash="h",
+            status_code=201, response={"id": memories[0].public_id, "subject": SUBJECT, "statement": MEMORY_TEXTS[0]},
+        )
+    # Tenant B's subject with the same id must survive untouched.
+    kept = write(tenant_b, SUBJECT, "Tenant B keeps this sentence about kayaks.", actor)
+
+    job = subject_erase_request(tenant=tenant_a, subject_ref=SUBJECT, actor=actor)
+    job = run(tenant_a, job)
+
+    assert job.status == "succeeded", job.error
+    receipt = job.result
+    assert receipt["verification"]["passed"] is True, receipt["verification"]
+    removed = receipt["removed"]
+    assert removed["events"] == 2 and removed["memories"] == 3 and removed["derived_memories"] == 1
+    assert removed["embeddings"] == 3 and removed["export_files"] == 1 and removed["signin_links"] == 1
+    assert removed["read_audit_rows"] == 1 and removed["idempotency_records"] == 1
+    assert removed["console_accounts"] == 1 and removed["subjects"] == 1
+    assert removed["evidence_links"] >= 4 and removed["lineage_links"] == 2 and removed["audit_payloads_redacted"] > 0
+    # The receipt holds counts and checks, never the content.
+    text = str(receipt)
+    assert not any(fragment in text for fragment in ["Gjetost", "barometers", "lighthouse", "quince"])
+
+    ids = [m.pk.hex for m in all_memories] + [str(m.pk) for m in all_memories] + [str(e.pk) for e in events]
+    needles = ["Gjetost", "barometers made in Zagreb", "lighthouse in Tromsoe", "quince tree", SUBJECT, *ids]
+    residue = [hit for hit in scan_every_table(needles, tenant_a.pk) if (hit[0], hit[1]) not in ALLOWED]
+    assert residue == []
+    # What is allowed to stay really is free of content: the audit keeps no payload, the
+    # deletion job's params name only the scope.
+    with as_tenant(tenant_a):
+        assert not AuditEntry.objects.filter(tenant=tenant_a, subject_ref=SUBJECT, before__isnull=False).exists()
+        assert not AuditEntry.objects.filter(tenant=tenant_a, subject_ref=SUBJECT, after__isnull=False).exists()
+        assert ApiKey.objects.filter(pk=api_key.pk).exists()
+        assert AuditEntry.objects.filter(tenant=tenant_a, action="erasure_completed").count() == 1
+        assert audit_verify(tenant=tenant_a).ok
+    with as_tenant(tenant_b):
+        assert Memory.objects.get(pk=kept.pk).statement.startswith("Tenant B keeps")
+        assert Subject.objects.filter(tenant=tenant_b, external_id=SUBJECT).exists()
+
+
+@pytest.mark.django_db
+def test_subject_erasure_rerun_finds_nothing_and_succeeds(tenant_a, actor):
+    write(tenant_a, SUBJECT, MEMORY_TEXTS[0], actor)
+    append(tenant_a, SUBJECT, actor, ("e-1", "user", EVENT_TEXTS[0]))
+    job = run(tenant_a, subject_erase_request(tenant=tenant_a, subject_ref=SUBJECT, actor=actor))
+    assert job.result["removed"]["memories"] == 1 and job.result["removed"]["events"] == 1
+
+    again = erasure_job_run(tenant=tenant_a, job=job)
+
+    assert again["verification"]["passed"] is True
+    assert all(count == 0 for count in again["removed"].values())
+
+
+@pytest.mark.django_db
+def test_erased_subject_id_can_be_reused_as_a_new_subject(tenant_a, actor):
+    write(tenant_a, SUBJECT, MEMORY_TEXTS[0], actor)
+    run(tenant_a, subject_erase_request(tenant=tenant_a, subject_ref=SUBJECT, actor=actor))
+    fresh = write(tenant_a, SUBJECT, "A new person who happens to get the same id.", actor)
+    with as_tenant(tenant_a):
+        assert list(Memory.objects.filter(subject=fresh.subject).values_list("statement", flat=True)) == [
+            "A new person who happens to get the same id."
+        ]
+
+
+@pytest.mark.django_db
+def test_subject_erasure_never_touches_another_tenant_or_another_subject(tenant_a, tenant_b, actor):
+    for tenant in (tenant_a, tenant_b):
+        for subject in ("alice", "bob"):
+            write(tenant, subject, f"{subject} likes sailing boats from Kiel.", actor)
+            append(tenant, subject, actor, ("e-1", "user", f"{subject} said something about Kiel."))
+    job = run(tenant_a, subject_erase_request(tenant=tenant_a, subject_ref="alice", actor=actor))
+    assert job.result["removed"]["memories"] == 1 and job.result["verification"]["passed"]
+    with as_tenant(tenant_a):
+        assert set(Memory.objects.values_list("subject__external_id", flat=True)) == {"bob"}
+        assert set(Event.objects.values_list("subject__external_id", flat=True)) == {"bob"}
+    with as_tenant(tenant_b):
+        assert set(Memory.objects.values_list("subject__external_id", flat=True)) == {"alice", "bob"}
+        assert Event.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_forgetting_a_memory_removes_what_was_derived_from_it_but_not_shared_events(tenant_a, actor):
+    events = append(tenant_a, "alice", actor, ("e-1", "user", "I moved to Bergen last spring, near the fish market."))
+    with as_tenant(tenant_a):
+        event = Event.objects.get(pk=events[0].pk)
+    fact = write(tenant_a, "alice", "Alice lives in Bergen.", actor, source_kind="user", source_event=event)
+    other = write(tenant_a, "alice", "Alice likes fish markets.", actor, source_kind="user", source_event=event)
+    summary = write(tenant_a, "alice", "Summary: Alice lives in Bergen and likes it.", actor,
+                    source_kind="system", derived_from=[fact], memory_type="episodic")
+    summary_of_summary = write(tenant_a, "alice", "Digest: Bergen resident.", actor, source_kind="system",
+                               derived_from=[summary], memory_type="episodic")
+    with as_tenant(tenant_a):
+        ReadAudit.objects.create(tenant=tenant_a, actor="k", subject_ref="alice", operation="search",
+                                 memory_ids=[fact.pk, other.pk, summary.pk])
+        IdempotencyRecord.objects.create(tenant=tenant_a, scope="k:POST:/api/v1/subjects/alice/memories", key="a",
+                                         request_hash="h", status_code=201,
+                                         response={"id": fact.public_id, "statement": fact.statement})
+        IdempotencyRecord.objects.create(tenant=tenant_a, scope="k:POST:/api/v1/subjects/alice/memories", key="b",
+                                         request_hash="h", status_code=201,
+                                         response={"id": other.public_id, "statement": other.statement})
+
+    job = run(tenant_a, memory_forget(tenant=tenant_a, memory=fact, actor=actor))
+
+    assert job.status == "succeeded" and job.result["verification"]["passed"], job.result
+    assert job.result["removed"]["memories"] == 3 and job.result["removed"]["derived_memories"] == 2
+    assert job.result["removed"]["events"] == 0  # the event is also cited by another memory
+    with as_tenant(tenant_a):
+        assert list(Memory.objects.values_list("pk", flat=True)) == [other.pk]
+        assert Event.objects.filter(pk=event.pk).exists()
+        assert ReadAudit.objects.get().memory_ids == [other.pk]
+        assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["b"]
+        for m in (fact, summary, summary_of_summary):
+            entries = AuditEntry.objects.filter(memory_id=m.pk)
+            assert entries.exists() and not entries.filter(after__isnull=False).exists()
+        assert audit_verify(tenant=tenant_a).ok
+
+
+@pytest.mark.django_db
+def test_forgetting_an_episodic_memory_removes_the_event_only_it_cites(tenant_a, actor):
+    events = append(tenant_a, "alice", actor, ("e-1", "user", "We celebrated Ada's birthday in Lisbon on Friday."),
+                    ("e-2", "user", "The hotel in Lisbon was lovely."))
+    with as_tenant(tenant_a):
+        only, shared = Event.objects.get(pk=events[0].pk), Event.objects.get(pk=events[1].pk)
+    episode = write(tenant_a, "alice", "Celebrated Ada's birthday in Lisbon.", actor, memory_type="episodic",
+                    source_kind="user", source_event=only, evidence=[shared])
+    write(tenant_a, "alice", "Liked the Lisbon hotel.", actor, memory_type="episodic", source_kind="user",
+          source_event=shared)
+
+    job = run(tenant_a, memory_forget(tenant=tenant_a, memory=episode, actor=actor))
+
+    assert job.result["removed"]["events"] == 1 and job.result["verification"]["passed"]
+    with as_tenant(tenant_a):
+        assert list(Event.objects.values_list("pk", flat=True)) == [shared.pk]
+
+
+@pytest.mark.django_db
+def test_forgetting_a_memory_drops_the_subjects_export_files(tenant_a, actor):
+    fact = write(tenant_a, "alice", "Alice's locker code hint is the blue door.", actor)
+    run(tenant_a, export_request(tenant=tenant_a, subject_ref="alice", actor=actor))
+    with as_tenant(tenant_a):
+        assert ExportFile.objects.count() == 1
+    job = run(tenant_a, memory_forget(tenant=tenant_a, memory=fact, actor=actor))
+    assert job.result["removed"]["export_files"] == 1
+    with as_tenant(tenant_a):
+        assert ExportFile.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_erasure_job_of_one_tenant_cannot_reach_another_tenants_memory(tenant_a, tenant_b, actor):
+    foreign = write(tenant_b, "alice", "Tenant B's fact stays.", actor)
+    # A forged job in tenant A naming tenant B's memory id: row-level security hides it.
+    with as_tenant(tenant_a):
+        job = Job.objects.create(tenant=tenant_a, kind="deletion", subject_ref="alice",
+                                 params={"scope": "memory", "memory_ids": [str(foreign.pk)]})
+    job = run(tenant_a, job)
+    assert job.result["removed"]["memories"] == 0
+    with as_tenant(tenant_b):
+        assert Memory.objects.filter(pk=foreign.pk).exists()

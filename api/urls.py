@@ -1,6 +1,8 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+import api.schemas  # noqa: F401  (registers the bearer-key security scheme)
+
 from api.views import events, exports, health, jobs, memories, search, subjects
 from api.views.fallback import api_not_found
 

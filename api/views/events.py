@@ -5,10 +5,15 @@ from rest_framework.response import Response
 
 from api.serializers import EventBatchIn, EventIn
 from api.views.base import ApiView
+from drf_spectacular.utils import extend_schema
+
+from api.schemas import EventsAcceptedOut, errors
 from memoryapp.services.events import EventInput, event_append
 
 
 class EventsView(ApiView):
+    @extend_schema(operation_id="events_append", request=EventIn, responses={202: EventsAcceptedOut, **errors(403, 409)},
+                   description="One event, or {\"events\": [...]} (at most 1000). Re-sent event_ids are duplicates.")
     def post(self, request, subject):
         data = request.data
         if isinstance(data, Mapping) and "events" in data:

@@ -4,6 +4,10 @@ from django.http import HttpResponse
 from django.utils import timezone
 
 from api.views.base import ApiView
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+
+from api.schemas import errors
 from memoryapp.errors import NotFound
 from memoryapp.models import ExportFile
 from memoryapp.selectors.memories import parse_public_id
@@ -24,6 +28,9 @@ def export_file_get(*, tenant, export_id: str, subject_ref: str = "") -> ExportF
 
 
 class ExportDownloadView(ApiView):
+    @extend_schema(operation_id="export_download",
+                   responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="The export document."),
+                              **errors(404)})
     def get(self, request, export_id):
         export = export_file_get(tenant=request.tenant, export_id=export_id, subject_ref=request.api_key.subject_ref)
         content = bytes(export.content)

@@ -10,6 +10,9 @@ from rest_framework.response import Response
 
 from api.metrics import register_store_collector
 from api.views.base import ApiView
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+
+from api.schemas import HealthOut
 from memoryapp import embeddings
 
 BROKER_TIMEOUT_SECONDS = 1
@@ -53,6 +56,8 @@ class HealthView(ApiView):
     throttle_classes = []
     transactional = False
 
+    @extend_schema(operation_id="health", auth=[], responses={200: HealthOut, 503: OpenApiResponse(
+        HealthOut, description="The failing part is named in error.details.failing.")})
     def get(self, request):
         parts = {"database": database_status(), "broker": broker_status(), "embedder": embedder_status()}
         failing = [name for name, value in parts.items() if value == "unavailable"]

@@ -2,11 +2,15 @@ from rest_framework.response import Response
 
 from api.representations import job_json
 from api.views.base import ApiView
+from drf_spectacular.utils import extend_schema
+
+from api.schemas import JobOut, errors
 from memoryapp.errors import NotFound
 from memoryapp.selectors.memories import job_get
 
 
 class JobView(ApiView):
+    @extend_schema(operation_id="job_get", responses={200: JobOut, **errors(404)})
     def get(self, request, job_id):
         job = job_get(tenant=request.tenant, job_id=job_id)
         bound = request.api_key.subject_ref

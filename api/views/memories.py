@@ -10,6 +10,9 @@ from api.idempotency import idempotent
 from api.representations import event_json, memory_json
 from api.serializers import MemoryCorrectionIn, MemoryIn, MemoryListIn
 from api.views.base import ApiView
+from drf_spectacular.utils import extend_schema
+
+from api.schemas import IDEMPOTENCY_KEY, HistoryOut, JobRefOut, MemoryOut, MemoryPageOut, errors
 from memoryapp.errors import ApplicationError
 from memoryapp.selectors.memories import memory_get, memory_history, memory_list
 from memoryapp.services.memories import MemoryDraft, memory_correct, memory_forget, memory_write
@@ -35,6 +38,8 @@ def cursor_decode(cursor: str) -> tuple[datetime, str]:
 
 
 class MemoriesView(ApiView):
+    @extend_schema(operation_id="memory_write", request=MemoryIn, parameters=[IDEMPOTENCY_KEY],
+                   responses={201: MemoryOut, **errors(403, 409, 422)})
     def post(self, request, subject):
         data = self.validated(MemoryIn, request.data)
 
@@ -51,6 +56,7 @@ class MemoriesView(ApiView):
 
         return idempotent(request, perform)
 
+    @extend_schema(operation_id="memory_list", parameters=[MemoryListIn], responses={200: MemoryPageOut, **errors(403)})
     def get(self, request, subject):
         params = self.validated(MemoryListIn, request.query_params)
         limit = params["limit"]
@@ -72,12 +78,15 @@ class MemoriesView(ApiView):
 
 
 class MemoryView(ApiView):
+    @extend_schema(operation_id="memory_get", responses={200: MemoryOut, **errors(403, 404)})
     def get(self, request, subject, memory_id):
         memory = memory_get(tenant=request.tenant, subject_ref=subject, memory_id=memory_id)
         read_audit_record(tenant=request.tenant, actor=self.actor(request), subject_ref=subject, operation="get",
                           memory_ids=[memory.pk])
         return Response(memory_json(memory))
 
+    @extend_schema(operation_id="memory_correct", request=MemoryCorrectionIn, parameters=[IDEMPOTENCY_KEY],
+                   responses={200: MemoryOut, **errors(403, 404, 409, 422)})
     def patch(self, request, subject, memory_id):
         changes = dict(self.validated(MemoryCorrectionIn, request.data))
 
@@ -91,6 +100,7 @@ class MemoryView(ApiView):
 
         return idempotent(request, perform)
 
+    @extend_schema(operation_id="memory_forget", request=None, responses={202: JobRefOut, **errors(403, 404)})
     def delete(self, request, subject, memory_id):
         memory = memory_get(tenant=request.tenant, subject_ref=subject, memory_id=memory_id)
         job = memory_forget(tenant=request.tenant, memory=memory, actor=self.actor(request))
@@ -98,6 +108,7 @@ class MemoryView(ApiView):
 
 
 class MemoryHistoryView(ApiView):
+    @extend_schema(operation_id="memory_history", responses={200: HistoryOut, **errors(403, 404)})
     def get(self, request, subject, memory_id):
         history = memory_history(tenant=request.tenant, subject_ref=subject, memory_id=memory_id)
         read_audit_record(

@@ -4,6 +4,9 @@ from api.metrics import SEARCH_SECONDS
 from api.representations import memory_json
 from api.serializers import ContextIn, SearchIn
 from api.views.base import ApiView
+from drf_spectacular.utils import extend_schema
+
+from api.schemas import ContextOut, SearchOut, errors
 from memoryapp.context import context_build
 from memoryapp.retrieval import memory_search
 from memoryapp.services.reads import read_audit_record
@@ -14,6 +17,7 @@ def hit_json(hit) -> dict:
 
 
 class SearchView(ApiView):
+    @extend_schema(operation_id="memory_search", request=SearchIn, responses={200: SearchOut, **errors(403)})
     def post(self, request, subject):
         data = self.validated(SearchIn, request.data)
         with SEARCH_SECONDS.time():
@@ -30,6 +34,7 @@ class SearchView(ApiView):
 
 
 class ContextView(ApiView):
+    @extend_schema(operation_id="context_build", request=ContextIn, responses={200: ContextOut, **errors(403)})
     def post(self, request, subject):
         data = self.validated(ContextIn, request.data)
         with SEARCH_SECONDS.time():

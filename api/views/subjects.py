@@ -7,6 +7,9 @@ from rest_framework.response import Response
 
 from api.serializers import EmptyIn
 from api.views.base import ApiView
+from drf_spectacular.utils import extend_schema
+
+from api.schemas import ConsoleLinkOut, JobRefOut, errors
 from memoryapp.errors import ApplicationError
 from memoryapp.services.memories import subject_erase_request
 
@@ -19,12 +22,14 @@ def _service(module: str, name: str):
 
 
 class SubjectView(ApiView):
+    @extend_schema(operation_id="subject_erase", request=None, responses={202: JobRefOut, **errors(403)})
     def delete(self, request, subject):
         job = subject_erase_request(tenant=request.tenant, subject_ref=subject, actor=self.actor(request))
         return Response({"job": job.public_id}, status=status.HTTP_202_ACCEPTED)
 
 
 class ExportRequestView(ApiView):
+    @extend_schema(operation_id="export_request", request=EmptyIn, responses={202: JobRefOut, **errors(403, 404)})
     def post(self, request, subject):
         self.validated(EmptyIn, request.data)
         export_request = _service("memoryapp.services.export", "export_request")
@@ -33,6 +38,7 @@ class ExportRequestView(ApiView):
 
 
 class ConsoleLinkView(ApiView):
+    @extend_schema(operation_id="console_link_create", request=EmptyIn, responses={201: ConsoleLinkOut, **errors(403)})
     def post(self, request, subject):
         self.validated(EmptyIn, request.data)
         signin_link_create = _service("memoryapp.services.signin", "signin_link_create")

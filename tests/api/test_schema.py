@@ -1,0 +1,51 @@
+import json
+
+import pytest
+from drf_spectacular.validation import validate_schema
+from rest_framework.test import APIClient
+
+from tests.api.conftest import post, write
+from tests.api.openapi import OpenApiDocument
+
+pytestmark = pytest.mark.django_db
+
+CONTRACT_PATHS = {
+    "/api/v1/health", "/api/v1/subjects/{subject}/events", "/api/v1/jobs/{job_id}",
+    "/api/v1/subjects/{subject}/memories", "/api/v1/subjects/{subject}/memories/{memory_id}",
+    "/api/v1/subjects/{subject}/memories/{memory_id}/history", "/api/v1/subjects/{subject}/search",
+    "/api/v1/subjects/{subject}/context", "/api/v1/subjects/{subject}", "/api/v1/subjects/{subject}/exports",
+    "/api/v1/subjects/{subject}/console-link", "/api/v1/exports/{export_id}",
+}
+
+
+def test_the_openapi_document_is_valid_and_covers_every_contract_endpoint():
+    document = OpenApiDocument().doc
+    validate_schema(document)  # raises on an invalid OpenAPI 3 document
+    assert set(document["paths"]) == CONTRACT_PATHS
+    assert document["components"]["securitySchemes"]["ApiKey"]["scheme"] == "bearer"
+
+
+def test_schema_and_docs_are_served_from_our_own_static_files():
+    response = APIClient().get("/api/schema/?format=json")
+    assert response.status_code == 200 and "paths" in json.loads(response.content)
+    docs = APIClient().get("/api/docs/")
+    html = docs.content.decode()
+    assert docs.status_code == 200 and "/static/drf_spectacular_sidecar/swagger-ui-dist/" in html
+    assert "cdn" not in html.lower()
+
+
+def test_real_answers_match_the_documented_schemas(client_a):
+    doc = OpenApiDocument()
+    m = write(client_a, "alice", "I am vegetarian.")
+    doc.check("/api/v1/subjects/{subject}/memories", "post", 201, m)
+    doc.check("/api/v1/subjects/{subject}/search", "post", 200,
+              post(client_a, "subjects/alice/search", {"query": "food"}).json())
+    doc.check("/api/v1/subjects/{subject}/context", "post", 200,
+              post(client_a, "subjects/alice/context", {"query": "food"}).json())
+    doc.check("/api/v1/subjects/{subject}/memories", "get", 200, client_a.get("/api/v1/subjects/alice/memories").json())
+    doc.check("/api/v1/subjects/{subject}/memories/{memory_id}/history", "get", 200,
+              client_a.get(f"/api/v1/subjects/alice/memories/{m['id']}/history").json())
+    events = post(client_a, "subjects/alice/events", {"event_id": "e", "role": "user", "content": "hi"}).json()
+    doc.check("/api/v1/subjects/{subject}/events", "post", 202, events)
+    doc.check("/api/v1/jobs/{job_id}", "get", 200, client_a.get(f"/api/v1/jobs/{events['job']}").json())
+    doc.check("/api/v1/subjects/{subject}/search", "post", 400, post(client_a, "subjects/alice/search", {}).json())

@@ -73,3 +73,31 @@ def job_run(*, tenant_id: int, job_id: str, runners: dict) -> None:
     with transaction.atomic():
         tenant_activate(tenant=tenant)
         job_finish(job_id=job.id, result=result)
+
+
+@transaction.atomic
+def job_retry(*, tenant: Tenant, job_id, actor) -> Job:
+    """Put a failed job back in the queue (an admin's decision, audited). Runners are safe to
+    run twice, so a retry never needs to know how far the failed attempt got."""
+    from memoryapp.errors import ApplicationError, NotFound
+    from memoryapp.services.audit import audit_record
+
+    tenant_activate(tenant=tenant)
+    job = Job.objects.select_for_update().filter(tenant=tenant, pk=job_id).first()
+    if job is None:
+        raise NotFound("job")
+    if job.status != Job.Status.FAILED:
+        raise ApplicationError("job_not_failed", "Only a failed job can be retried.", {"status": job.status},
+                               status=409)
+    previous_error = job.error
+    job.status = Job.Status.QUEUED
+    job.error = ""
+    job.result = None
+    job.finished_at = None
+    job.save(update_fields=["status", "error", "result", "finished_at", "updated_at"])
+    audit_record(
+        tenant=tenant, actor=actor, action="job_retried", subject_ref=job.subject_ref, target=job.public_id,
+        details={"kind": job.kind, "previous_error": previous_error[:500]},
+    )
+    job_enqueue_on_commit(job)
+    return job

@@ -1,0 +1,157 @@
+"""A tenant administrator's pages: audit log, jobs, quarantine, approvals, API keys. Every view
+is @console_view(admin=True): the tenant comes from the admin's own account, never the URL."""
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from console.access import console_view
+from console.forms import ApiKeyForm, AuditFilterForm, JobFilterForm
+from console.views import _detail_context, page_or_fragment
+from memoryapp.errors import ApplicationError, NotFound
+from memoryapp.selectors.console import (
+    api_keys_list, audit_actions, audit_entries, event_pk, jobs_list, live_memory_ids, memory_subject_ref,
+    pending_approvals, pending_memory_get, quarantined_events,
+)
+from memoryapp.selectors.memories import parse_public_id
+from memoryapp.services.audit import audit_verify
+from memoryapp.services.jobs import job_retry
+from memoryapp.services.memories import memory_review
+from memoryapp.services.quarantine import event_discard, event_release
+from memoryapp.services.tenants import api_key_create, api_key_revoke
+
+AUDIT_PAGE_SIZE = 50
+JOB_PAGE_SIZE = 50
+
+
+@console_view(admin=True)
+@require_GET
+def audit_log(request, ctx):
+    form = AuditFilterForm(request.GET or None)
+    filters = form.cleaned_data if form.is_valid() else {}
+    entries = audit_entries(
+        tenant=ctx.tenant, actor=filters.get("actor") or "", action=filters.get("action") or "",
+        subject_ref=filters.get("subject") or "", since=filters.get("since"), until=filters.get("until"),
+    )
+    page = Paginator(entries, AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "ctx": ctx, "form": form, "page": page, "query": query.urlencode(),
+        "actions": audit_actions(tenant=ctx.tenant),
+        # Erased memories are gone: their entries stay, but link to nothing.
+        "live_ids": live_memory_ids(tenant=ctx.tenant, ids=[e.memory_id for e in page]),
+    }
+    if not request.htmx:
+        context["verification"] = audit_verify(tenant=ctx.tenant)
+    return page_or_fragment(request, "console/admin_audit.html", "entries", context)
+
+
+@console_view(admin=True)
+@require_GET
+def memory_detail(request, ctx, memory_id: str):
+    subject_ref = memory_subject_ref(tenant=ctx.tenant, memory_id=memory_id)
+    context = _detail_context(ctx, memory_id, subject_ref) | {"admin_view": True, "subject_ref": subject_ref}
+    return render(request, "console/memory_detail.html", context)
+
+
+@console_view(admin=True)
+@require_GET
+def jobs(request, ctx):
+    form = JobFilterForm(request.GET or None)
+    filters = form.cleaned_data if form.is_valid() else {}
+    qs = jobs_list(tenant=ctx.tenant, status=filters.get("status") or "", kind=filters.get("kind") or "",
+                   job_id=(filters.get("job") or "").strip())
+    page = Paginator(qs, JOB_PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return page_or_fragment(request, "console/admin_jobs.html", "jobs",
+                            {"ctx": ctx, "form": form, "page": page, "query": query.urlencode()})
+
+
+@console_view(admin=True)
+@require_POST
+def job_retry_view(request, ctx, job_id: str):
+    pk = parse_public_id(job_id, "job")
+    if pk is None:
+        raise NotFound("job")
+    try:
+        job_retry(tenant=ctx.tenant, job_id=pk, actor=ctx.actor)
+        messages.success(request, f"Job {job_id} is queued again.")
+    except NotFound:
+        raise
+    except ApplicationError as error:
+        messages.error(request, error.message)
+    return redirect("console:admin_jobs")
+
+
+@console_view(admin=True)
+@require_GET
+def quarantine(request, ctx):
+    return render(request, "console/admin_quarantine.html",
+                  {"ctx": ctx, "events": quarantined_events(tenant=ctx.tenant)[:200]})
+
+
+@console_view(admin=True)
+@require_POST
+def quarantine_decide(request, ctx, event_id: str, decision: str):
+    pk = event_pk(event_id)
+    if pk is None or decision not in ("release", "discard"):
+        raise NotFound("event")
+    try:
+        if decision == "release":
+            event_release(tenant=ctx.tenant, event_id=pk, actor=ctx.actor)
+            messages.success(request, "Released: the event goes on to extraction.")
+        else:
+            event_discard(tenant=ctx.tenant, event_id=pk, actor=ctx.actor)
+            messages.success(request, "Discarded: nothing from this event will be remembered.")
+    except NotFound:
+        raise
+    except ApplicationError as error:
+        messages.error(request, error.message)
+    return redirect("console:admin_quarantine")
+
+
+@console_view(admin=True)
+@require_GET
+def approvals(request, ctx):
+    return render(request, "console/admin_approvals.html", {"ctx": ctx, "rows": pending_approvals(tenant=ctx.tenant)})
+
+
+@console_view(admin=True)
+@require_POST
+def approval_decide(request, ctx, memory_id: str, decision: str):
+    if decision not in ("approve", "reject"):
+        raise NotFound("memory")
+    memory = pending_memory_get(tenant=ctx.tenant, memory_id=memory_id)
+    memory_review(tenant=ctx.tenant, memory=memory, approve=decision == "approve", actor=ctx.actor)
+    messages.success(request, "Approved: agents will follow it." if decision == "approve" else "Rejected.")
+    return redirect("console:admin_approvals")
+
+
+@console_view(admin=True)
+@require_http_methods(["GET", "POST"])
+def api_keys(request, ctx):
+    form = ApiKeyForm(request.POST or None)
+    new_key = None
+    if request.method == "POST" and form.is_valid():
+        api_key, raw_key = api_key_create(
+            tenant=ctx.tenant, subject_ref=form.cleaned_data["subject_ref"].strip(),
+            name=form.cleaned_data["name"].strip(), actor=ctx.actor,
+        )
+        # Shown in this response only: it is stored hashed, so no page can show it again.
+        new_key = {"key": api_key, "raw": raw_key}
+        form = ApiKeyForm()
+    response = render(request, "console/admin_keys.html",
+                      {"ctx": ctx, "form": form, "new_key": new_key, "keys": api_keys_list(tenant=ctx.tenant)},
+                      status=422 if form.errors else 200)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@console_view(admin=True)
+@require_POST
+def api_key_revoke_view(request, ctx, key_id):
+    key = api_key_revoke(tenant=ctx.tenant, api_key_id=key_id, actor=ctx.actor)
+    messages.success(request, f"Key {key.prefix}… is revoked.")
+    return redirect("console:admin_keys")

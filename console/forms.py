@@ -1,0 +1,55 @@
+from django import forms
+
+from memoryapp.models import Job, Memory, SourceKind
+
+
+class MemoryFilterForm(forms.Form):
+    q = forms.CharField(required=False, max_length=200, label="Search")
+    memory_type = forms.ChoiceField(required=False, choices=[("", "Any type"), *Memory.Type.choices], label="Type")
+    namespace = forms.CharField(required=False, max_length=300)
+    status = forms.ChoiceField(required=False, choices=[("", "Any status"), *Memory.Status.choices])
+    source_kind = forms.ChoiceField(required=False, choices=[("", "Any source"), *SourceKind.choices],
+                                    label="Source")
+
+
+class CorrectionForm(forms.Form):
+    statement = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=4000, strip=True)
+
+
+class EraseForm(forms.Form):
+    confirm = forms.CharField(max_length=200, label="Type erase to confirm")
+
+    def __init__(self, *args, subject_ref: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.subject_ref = subject_ref
+
+    def clean_confirm(self):
+        value = self.cleaned_data["confirm"].strip()
+        if value.lower() != "erase" and value != self.subject_ref:
+            raise forms.ValidationError('Type the word "erase" (or your id) to confirm.')
+        return value
+
+
+class AuditFilterForm(forms.Form):
+    actor = forms.CharField(required=False, max_length=200)
+    action = forms.CharField(required=False, max_length=50)
+    subject = forms.CharField(required=False, max_length=200)
+    since = forms.DateTimeField(required=False, widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+    until = forms.DateTimeField(required=False, widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+
+    def clean(self):
+        data = super().clean()
+        if data.get("since") and data.get("until") and data["since"] >= data["until"]:
+            raise forms.ValidationError("“From” must be before “until”.")
+        return data
+
+
+class JobFilterForm(forms.Form):
+    status = forms.ChoiceField(required=False, choices=[("", "Any status"), *Job.Status.choices])
+    kind = forms.ChoiceField(required=False, choices=[("", "Any kind"), *Job.Kind.choices])
+    job = forms.CharField(required=False, max_length=60, label="Job id")
+
+
+class ApiKeyForm(forms.Form):
+    name = forms.CharField(required=False, max_length=200)
+    subject_ref = forms.CharField(required=False, max_length=200, label="Bind to subject (optional)")

@@ -1,0 +1,264 @@
+"""The person's own pages: sign-in, their memories, their data. Each view checks access
+(console_view), calls a selector or a service, and renders one page or one of its fragments."""
+import json
+
+from django.contrib import messages
+from django.contrib.auth import login, logout
+from django.contrib.auth.backends import ModelBackend
+from django.contrib.auth.forms import AuthenticationForm
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import push_url
+
+from console import throttle
+from console.access import console_view
+from console.charts import growth_chart
+from console.forms import CorrectionForm, EraseForm, MemoryFilterForm
+from memoryapp.errors import ApplicationError, NotFound
+from memoryapp.models import ConsoleAccount, Job, Tenant
+from memoryapp.selectors.console import export_file_get, memory_growth, memory_timeline
+from memoryapp.selectors.memories import job_get, memory_history, memory_list as memories_select
+from memoryapp.services.memories import memory_correct, memory_descendants, memory_forget, subject_erase_request
+from memoryapp.services.signin import console_subject_user_get_or_create, signin_link_consume
+
+PAGE_SIZE = 25
+
+
+def page_or_fragment(request, template: str, fragment: str, context: dict, status: int = 200):
+    """htmx asks for one fragment of the page; everyone else gets the whole page."""
+    name = f"{template}#{fragment}" if request.htmx and not request.htmx.boosted else template
+    return render(request, name, context, status=status)
+
+
+# --- Signing in ----------------------------------------------------------------------------
+
+@require_http_methods(["GET", "POST"])
+def login_view(request):
+    if request.user.is_authenticated and hasattr(request.user, "console"):
+        return redirect("console:home")
+    form = AuthenticationForm(request, data=request.POST or None)
+    status = 200
+    if request.method == "POST":
+        username, ip = request.POST.get("username", "")[:150], throttle.client_ip(request)
+        if throttle.login_blocked(username, ip):
+            form = AuthenticationForm(request)
+            form.add_error(None, "Too many failed sign-ins. Wait a few minutes and try again.")
+            status = 429
+        elif form.is_valid() and hasattr(form.get_user(), "console"):
+            throttle.login_succeeded(username, ip)
+            login(request, form.get_user())
+            return redirect(_safe_next(request) or "console:home")
+        else:
+            throttle.login_failed(username, ip)
+            if form.is_valid():  # right password, but no console account behind it
+                form = AuthenticationForm(request)
+                form.add_error(None, "This account has no access to the console.")
+            status = 400
+    return render(request, "console/login.html", {"form": form, "next": request.GET.get("next", "")},
+                  status=status)
+
+
+def _safe_next(request) -> str:
+    from django.utils.http import url_has_allowed_host_and_scheme
+
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    ok = url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                         require_https=request.is_secure())
+    return target if ok else ""
+
+
+@require_POST
+def logout_view(request):
+    logout(request)
+    messages.info(request, "You are signed out.")
+    return redirect("console:login")
+
+
+@require_GET
+def signin_link(request, token: str):
+    """A tenant's backend handed this person a single-use link: it opens the console as the
+    owner of that subject, creating the account on first use."""
+    consumed = signin_link_consume(token)
+    if consumed is None:
+        return render(request, "console/link_invalid.html", status=410)
+    tenant_id, subject_ref = consumed
+    user = console_subject_user_get_or_create(tenant=Tenant.objects.get(pk=tenant_id), subject_ref=subject_ref)
+    login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+    return redirect("console:home")
+
+
+# --- The person's memories -------------------------------------------------------------------
+
+@console_view()
+def home(request, ctx):
+    if not ctx.subject_ref:
+        return redirect("console:admin_audit")
+    growth = memory_growth(tenant=ctx.tenant, subject_ref=ctx.subject_ref)
+    return render(request, "console/home.html", {
+        "ctx": ctx,
+        "timeline": memory_timeline(tenant=ctx.tenant, subject_ref=ctx.subject_ref),
+        "chart": growth_chart(growth),
+    })
+
+
+@console_view(subject=True)
+@require_GET
+def memory_list(request, ctx):
+    form = MemoryFilterForm(request.GET or None)
+    filters = form.cleaned_data if form.is_valid() else {}
+    memories = memories_select(tenant=ctx.tenant, subject_ref=ctx.subject_ref,
+                               **{k: v for k, v in filters.items() if v})
+    page = Paginator(memories, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return page_or_fragment(request, "console/memory_list.html", "rows", {
+        "ctx": ctx, "form": form, "page": page, "query": query.urlencode(), "filtered": bool(filters and any(filters.values())),
+    })
+
+
+def _detail_context(ctx, memory_id: str, subject_ref: str) -> dict:
+    history = memory_history(tenant=ctx.tenant, subject_ref=subject_ref, memory_id=memory_id)
+    memory = history["memory"]
+    return {
+        "ctx": ctx, "memory": memory, "history": history,
+        "replaced": [v for v in history["versions"] if v.superseded_by_id == memory.pk],
+        "replaced_by": memory.superseded_by if memory.superseded_by and not memory.superseded_by.erasing else None,
+        "derived_from": [m for m in memory.derived_from.all()],
+        "derives": [m for m in history["derived"] if memory in m.derived_from.all()],
+        "source": memory.source_event,
+    }
+
+
+@console_view(subject=True)
+@require_GET
+def memory_detail(request, ctx, memory_id: str):
+    context = _detail_context(ctx, memory_id, ctx.subject_ref)
+    context["form"] = CorrectionForm(initial={"statement": context["memory"].statement})
+    return page_or_fragment(request, "console/memory_detail.html", "memory", context)
+
+
+@console_view(subject=True)
+@require_POST
+def memory_correct_view(request, ctx, memory_id: str):
+    context = _detail_context(ctx, memory_id, ctx.subject_ref)
+    form = CorrectionForm(request.POST)
+    if form.is_valid():
+        try:
+            new = memory_correct(tenant=ctx.tenant, memory=context["memory"], actor=ctx.actor,
+                                 statement=form.cleaned_data["statement"])
+        except ApplicationError as error:
+            form.add_error("statement", error.message)
+        else:
+            url = reverse("console:memory_detail", args=[new.public_id])
+            if not request.htmx:
+                messages.success(request, "Corrected. The earlier version stays in the history.")
+                return redirect(url)
+            # The page shows the new version at once, and the address follows it.
+            context = _detail_context(ctx, new.public_id, ctx.subject_ref)
+            context["form"] = CorrectionForm(initial={"statement": new.statement})
+            context["just_corrected"] = True
+            return push_url(render(request, "console/memory_detail.html#memory", context), url)
+    context["form"] = form
+    return page_or_fragment(request, "console/memory_detail.html", "memory", context, status=422)
+
+
+@console_view(subject=True)
+@require_http_methods(["GET", "POST"])
+def memory_forget_view(request, ctx, memory_id: str):
+    history = memory_history(tenant=ctx.tenant, subject_ref=ctx.subject_ref, memory_id=memory_id)
+    memory = history["memory"]
+    if request.method == "POST":
+        job = memory_forget(tenant=ctx.tenant, memory=memory, actor=ctx.actor)
+        return redirect("console:job", job_id=job.public_id)
+    return render(request, "console/memory_forget.html", {
+        "ctx": ctx, "memory": memory, "descendants": memory_descendants(memory=memory),
+    })
+
+
+# --- The person's data: export and erasure ----------------------------------------------------
+
+@console_view(subject=True)
+@require_GET
+def data(request, ctx):
+    return render(request, "console/data.html", {"ctx": ctx, "erase_form": EraseForm(subject_ref=ctx.subject_ref)})
+
+
+@console_view(subject=True)
+@require_POST
+def data_export(request, ctx):
+    try:
+        from memoryapp.services.export import export_request
+    except ImportError:  # the export runner ships separately; say so instead of failing
+        raise ApplicationError("export_unavailable", "Export is not available on this server yet.", status=503)
+    try:
+        job = export_request(tenant=ctx.tenant, subject_ref=ctx.subject_ref, actor=ctx.actor)
+    except NotFound:  # no subject yet: nothing has ever been stored
+        raise ApplicationError("nothing_to_export", "Nothing is stored about you yet, so there is nothing to export.",
+                               status=404)
+    return redirect("console:job", job_id=job.public_id)
+
+
+@console_view(subject=True)
+@require_POST
+def data_erase(request, ctx):
+    form = EraseForm(request.POST, subject_ref=ctx.subject_ref)
+    if not form.is_valid():
+        return render(request, "console/data.html", {"ctx": ctx, "erase_form": form}, status=422)
+    job = subject_erase_request(tenant=ctx.tenant, subject_ref=ctx.subject_ref, actor=ctx.actor)
+    return redirect("console:job", job_id=job.public_id)
+
+
+def receipt_rows(result) -> list[tuple[str, object]]:
+    """A job's result as (label, value) rows, one level of nesting flattened ("removed: memories").
+    The receipt's exact shape belongs to the erasure runner; this shows whatever it says."""
+    if not isinstance(result, dict):
+        return []
+    rows = []
+    for key, value in result.items():
+        label = str(key).replace("_", " ")
+        if isinstance(value, dict):
+            rows.extend((f"{label}: {str(k).replace('_', ' ')}", v) for k, v in value.items()
+                        if not isinstance(v, (dict, list)))
+        elif not isinstance(value, list):
+            rows.append((label, value))
+    return rows
+
+
+def export_id_of(job: Job) -> str:
+    """The export named by a finished export job's `result.download` ("/api/v1/exports/exp_…")."""
+    download = (job.result or {}).get("download") if isinstance(job.result, dict) else None
+    if not download:
+        return ""
+    last = str(download).rstrip("/").rsplit("/", 1)[-1]
+    return last if last.startswith("exp_") else ""
+
+
+@console_view()
+@require_GET
+def job_detail(request, ctx, job_id: str):
+    job = job_get(tenant=ctx.tenant, job_id=job_id)
+    # A person sees their own jobs only; an admin sees the tenant's.
+    if not ctx.is_admin and (not ctx.subject_ref or job.subject_ref != ctx.subject_ref):
+        raise Http404("Not found")
+    done, total = job.progress_done, job.progress_total
+    context = {
+        "ctx": ctx, "job": job, "finished": job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED),
+        "percent": min(100, round(done * 100 / total)) if total else (100 if job.status == "succeeded" else None),
+        "receipt_rows": receipt_rows(job.result),
+        "result_json": json.dumps(job.result, indent=2, sort_keys=True, default=str),
+        "export_id": export_id_of(job) if job.kind == Job.Kind.EXPORT and job.subject_ref == ctx.subject_ref else "",
+    }
+    return page_or_fragment(request, "console/job.html", "job", context)
+
+
+@console_view(subject=True)
+@require_GET
+def export_download(request, ctx, export_id: str):
+    export = export_file_get(tenant=ctx.tenant, subject_ref=ctx.subject_ref, export_id=export_id)
+    response = HttpResponse(bytes(export.content), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="memory-export-{export.public_id}.json"'
+    response["Cache-Control"] = "no-store"
+    return response

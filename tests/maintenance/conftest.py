@@ -11,7 +11,7 @@ from tests.conftest import as_tenant
 def runners():
     from workers.tasks import JOB_RUNNERS, resolve
 
-    return {kind: resolve(path) for kind, path in JOB_RUNNERS.items() if not kind == "extraction"}
+    return {kind: resolve(path) for kind, path in JOB_RUNNERS.items()}
 
 
 def run(tenant, job) -> Job:

@@ -92,7 +92,7 @@ def test_subject_erasure_leaves_no_residue_in_any_table(tenant_a, tenant_b, acto
         ReadAudit.objects.create(tenant=tenant_a, actor="api_key:x", subject_ref=SUBJECT, operation="search",
                                  memory_ids=[m.pk for m in all_memories])
         IdempotencyRecord.objects.create(
-            tenant=tenant_a, scope=f"key:POST:/api/v1/subjects/{SUBJECT}/memories", key="k1", request_hash="h",
+            tenant=tenant_a, scope=f"POST /api/v1/subjects/{SUBJECT}/memories", key="k1", request_hash="h",
             status_code=201, response={"id": memories[0].public_id, "subject": SUBJECT, "statement": MEMORY_TEXTS[0]},
         )
     # Tenant B's subject with the same id must survive untouched.
@@ -185,10 +185,10 @@ def test_forgetting_a_memory_removes_what_was_derived_from_it_but_not_shared_eve
     with as_tenant(tenant_a):
         ReadAudit.objects.create(tenant=tenant_a, actor="k", subject_ref="alice", operation="search",
                                  memory_ids=[fact.pk, other.pk, summary.pk])
-        IdempotencyRecord.objects.create(tenant=tenant_a, scope="k:POST:/api/v1/subjects/alice/memories", key="a",
+        IdempotencyRecord.objects.create(tenant=tenant_a, scope="POST /api/v1/subjects/alice/memories", key="a",
                                          request_hash="h", status_code=201,
                                          response={"id": fact.public_id, "statement": fact.statement})
-        IdempotencyRecord.objects.create(tenant=tenant_a, scope="k:POST:/api/v1/subjects/alice/memories", key="b",
+        IdempotencyRecord.objects.create(tenant=tenant_a, scope="POST /api/v1/subjects/alice/memories", key="b",
                                          request_hash="h", status_code=201,
                                          response={"id": other.public_id, "statement": other.statement})
 

@@ -1,14 +1,22 @@
-"""Hybrid retrieval: pgvector cosine and PostgreSQL full text, fused by reciprocal rank, then
-re-scored with recency, importance and confidence.
+"""Hybrid retrieval: dense cosine similarity and Okapi BM25 (computed in PostgreSQL over the
+subject's own memories), fused by weighted sum, smoothed with the memories of neighbouring
+events, then re-scored with recency, importance and confidence.
 
 Scope (tenant, subject, status, validity at `as_of`, expiry, erasure, type, namespace) is applied
 in SQL before any ranking, so a filtered-out memory can never appear whatever its score. The
 subject's rows are scanned exactly inside a materialised CTE rather than through the HNSW
 index: per-subject sets are small (capped), and an approximate index filtered after the fact
 would silently drop relevant memories.
+
+Why these pieces (measured on LoCoMo, see docs/benchmarks.md):
+- BM25 rather than ts_rank_cd: idf matters when most memories share the subject's vocabulary,
+  and ts_rank_cd has none. Statistics (document frequency, average length) are the subject's,
+  which is the collection a query is actually asked against.
+- Neighbour smoothing: in a conversation the words of a question are often spread over a turn
+  and the one before or after it ("Did you go?" / "Yes, to the museum"); a memory whose
+  neighbouring events match is more likely to be the answer.
 """
 import math
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -20,15 +28,33 @@ from django.utils import timezone
 
 from memoryapp import embeddings
 from memoryapp.models import Memory, Tenant, UNTRUSTED_SOURCES
+from memoryapp.query import QueryInfo, query_understand
 from memoryapp.selectors.memories import memory_queryset, subject_find
 from memoryapp.tenancy import tenant_activate
 
-RRF_K = 60
-CANDIDATES = 100
-WEIGHTS = {"vector": 1.0, "text": 0.7, "recency": 0.10, "importance": 0.08, "confidence": 0.07}
+# Relevance weights (tuned on the LoCoMo tune split only; see docs/benchmarks.md).
+RELEVANCE = {
+    "dense": 1.0,       # cosine similarity, min-max scaled within the scope
+    "text": 1.0,        # BM25, scaled by the best BM25 in the scope
+    "neighbour": 0.35,  # the best fused score of the adjacent events' memories
+    "speaker": 0.05,    # the query names the person who said it
+    "time": 0.05,       # a "when" question and a memory that carries a time reference
+}
+# Priors added to relevance (kept small: relevance decides, priors break near-ties).
+WEIGHTS = {"recency": 0.10, "importance": 0.08, "confidence": 0.07}
 UNTRUSTED_FACTOR = 0.8
+BM25_K1 = 1.2
+BM25_B = 0.75
+# Upper bound on the rows scored in Python; beyond it only the best by a cheap pre-score come back.
+POOL = 5000
 
-_WORD = re.compile(r"[a-z0-9]+")
+# A memory "carries a time reference" when its text says when something happened.
+_TIME_REGEX = (
+    r"\m(yesterday|today|tonight|tomorrow|ago|last|next|recently|weekend|since|until|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"week|month|year|years|months|weeks|days|morning|evening|night|\d{4})\M"
+)
 
 
 @dataclass
@@ -38,17 +64,12 @@ class SearchHit:
     details: dict = field(default_factory=dict)
 
 
-def text_query(query: str) -> str:
-    """An OR of the query's words for to_tsquery: any shared word is a candidate; ts_rank_cd
-    then prefers memories that share more of them."""
-    words = _WORD.findall(query.lower())
-    return " | ".join(dict.fromkeys(w for w in words if len(w) > 1))[:2000]
-
-
 _SQL = """
 WITH scope AS MATERIALIZED (
-    SELECT m.id, m.embedding, m.search_vector
+    SELECT m.id, m.embedding, m.search_vector, m.statement, m.valid_from, m.importance, m.confidence,
+           m.source_kind, e.session_id, e.seq, e.speaker
     FROM memoryapp_memory m
+    LEFT JOIN memoryapp_event e ON e.id = m.source_event_id AND e.tenant_id = m.tenant_id
     WHERE m.tenant_id = %(tenant)s AND m.subject_id = %(subject)s AND NOT m.erasing
       AND m.status = ANY(%(statuses)s)
       AND m.valid_from <= %(as_of)s
@@ -56,26 +77,137 @@ WITH scope AS MATERIALIZED (
       AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
       {extra}
 ),
-vec AS (
-    SELECT id, 1 - (embedding <=> %(qvec)s::vector) AS sim,
-           row_number() OVER (ORDER BY embedding <=> %(qvec)s::vector) AS rnk
-    FROM scope WHERE embedding IS NOT NULL
-    ORDER BY embedding <=> %(qvec)s::vector LIMIT %(n)s
+qterms AS (
+    SELECT lexeme, coalesce(array_length(positions, 1), 1)::float8 AS qtf
+    FROM unnest(to_tsvector('english', %(query)s))
 ),
-txt AS (
-    SELECT id, ts_rank_cd(search_vector, q) AS ts,
-           row_number() OVER (ORDER BY ts_rank_cd(search_vector, q) DESC) AS rnk
-    FROM scope, to_tsquery('english', %(tsq)s) q
-    WHERE %(tsq)s <> '' AND search_vector @@ q
-    ORDER BY ts DESC LIMIT %(n)s
+stats AS (
+    SELECT count(*)::float8 AS n, greatest(avg(length(search_vector)), 1)::float8 AS avgdl FROM scope
+),
+tf AS (
+    SELECT s.id, t.lexeme, q.qtf, coalesce(array_length(t.positions, 1), 1)::float8 AS tf,
+           length(s.search_vector)::float8 AS dl
+    FROM scope s CROSS JOIN LATERAL unnest(s.search_vector) t JOIN qterms q ON q.lexeme = t.lexeme
+),
+df AS (SELECT lexeme, count(*)::float8 AS df FROM tf GROUP BY lexeme),
+bm25 AS (
+    SELECT tf.id, sum(
+        tf.qtf * ln((stats.n - df.df + 0.5) / (df.df + 0.5) + 1)
+        * tf.tf * (%(k1)s + 1) / (tf.tf + %(k1)s * (1 - %(b)s + %(b)s * tf.dl / stats.avgdl))
+    ) AS score
+    FROM tf JOIN df USING (lexeme) CROSS JOIN stats
+    GROUP BY tf.id
 )
-SELECT COALESCE(vec.id, txt.id), vec.rnk, vec.sim, txt.rnk, txt.ts
-FROM vec FULL OUTER JOIN txt ON vec.id = txt.id
+SELECT s.id, coalesce(1 - (s.embedding <=> %(qvec)s::vector), 0) AS sim, coalesce(bm25.score, 0) AS bm25,
+       s.session_id, s.seq, s.speaker, s.statement ~* %(time_regex)s AS has_time,
+       s.valid_from, s.importance, s.confidence, s.source_kind
+FROM scope s LEFT JOIN bm25 ON bm25.id = s.id
+ORDER BY coalesce(1 - (s.embedding <=> %(qvec)s::vector), 0) + coalesce(bm25.score, 0) / 10 DESC
+LIMIT %(pool)s
 """
+
+
+@dataclass
+class Signals:
+    """Per-memory raw signals for one query, as numpy arrays aligned with `ids`."""
+
+    ids: list
+    sim: np.ndarray
+    bm25: np.ndarray
+    session: list
+    seq: list
+    speaker: list
+    has_time: np.ndarray
+    valid_from: list
+    importance: np.ndarray
+    confidence: np.ndarray
+    untrusted: np.ndarray
+    pairs: tuple | None = None  # neighbour index pairs, computed on first use
 
 
 def _vector_literal(vector: np.ndarray) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
+
+
+def search_signals(*, tenant: Tenant, subject_id: int, query: str, query_embedding: np.ndarray, as_of: datetime,
+                   now: datetime, statuses: list[str], include_superseded: bool, extra_sql: str = "",
+                   extra_params: dict | None = None) -> Signals:
+    """Every in-scope memory's raw relevance signals. The caller has activated `tenant`."""
+    params = dict(extra_params or {})
+    params.update(
+        tenant=tenant.pk, subject=subject_id, statuses=statuses, as_of=as_of, all_versions=include_superseded,
+        now=now, qvec=_vector_literal(query_embedding), query=query[:4000], k1=BM25_K1, b=BM25_B,
+        time_regex=_TIME_REGEX, pool=POOL,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(_SQL.replace("{extra}", extra_sql), params)
+        rows = cursor.fetchall()
+    return Signals(
+        ids=[r[0] for r in rows],
+        sim=np.array([r[1] for r in rows], dtype=float),
+        bm25=np.array([r[2] for r in rows], dtype=float),
+        session=[r[3] for r in rows],
+        seq=[r[4] for r in rows],
+        speaker=[(r[5] or "").lower() for r in rows],
+        has_time=np.array([bool(r[6]) for r in rows]),
+        valid_from=[r[7] for r in rows],
+        importance=np.array([r[8] for r in rows], dtype=float),
+        confidence=np.array([r[9] for r in rows], dtype=float),
+        untrusted=np.array([r[10] in UNTRUSTED_SOURCES for r in rows]),
+    )
+
+
+def _scaled(values: np.ndarray) -> np.ndarray:
+    lo, hi = float(values.min()), float(values.max())
+    if hi - lo < 1e-9:
+        return np.zeros_like(values)
+    return (values - lo) / (hi - lo)
+
+
+def neighbour_pairs(sig: Signals) -> tuple[np.ndarray, np.ndarray]:
+    """(i, j) index pairs: memory j's source event is just before or after memory i's, in the same
+    session. Memories without a source event have no neighbours."""
+    at: dict[tuple, list[int]] = {}
+    for j, seq in enumerate(sig.seq):
+        if seq is not None:
+            at.setdefault((sig.session[j], seq), []).append(j)
+    left, right = [], []
+    for i, seq in enumerate(sig.seq):
+        if seq is None:
+            continue
+        for d in (-1, 1):
+            for j in at.get((sig.session[i], seq + d), ()):
+                left.append(i)
+                right.append(j)
+    return np.array(left, dtype=int), np.array(right, dtype=int)
+
+
+def _neighbour_best(base: np.ndarray, sig: Signals) -> np.ndarray:
+    """For each memory, the best score among its neighbours' (0 when it has none)."""
+    if sig.pairs is None:
+        sig.pairs = neighbour_pairs(sig)
+    left, right = sig.pairs
+    out = np.zeros_like(base)
+    if len(left):
+        np.maximum.at(out, left, base[right])
+    return out
+
+
+def relevance_scores(sig: Signals, info: QueryInfo, weights: dict | None = None) -> tuple[np.ndarray, dict]:
+    """Fused relevance in [0, 1] per memory, and the components (for score_details)."""
+    w = RELEVANCE if weights is None else weights
+    dense = _scaled(sig.sim)
+    top = float(sig.bm25.max()) if len(sig.bm25) else 0.0
+    text = sig.bm25 / top if top > 0 else np.zeros_like(sig.bm25)
+    base = w["dense"] * dense + w["text"] * text
+    neighbour = _neighbour_best(base, sig) if w.get("neighbour") else np.zeros_like(base)
+    speaker = np.array([s in info.names for s in sig.speaker], dtype=float) if info.names else np.zeros_like(base)
+    timely = sig.has_time.astype(float) if info.asks_when else np.zeros_like(base)
+    total = (base + w.get("neighbour", 0) * neighbour + w.get("speaker", 0) * speaker
+             + w.get("time", 0) * timely)
+    norm = w["dense"] + w["text"] + w.get("neighbour", 0) * (w["dense"] + w["text"]) + w.get("speaker", 0) \
+        + w.get("time", 0)
+    return total / norm, {"dense": dense, "text": text, "neighbour": neighbour}
 
 
 def memory_search(
@@ -83,6 +215,8 @@ def memory_search(
     memory_types: list[str] | None = None, namespace: str | None = None, include_superseded: bool = False,
     min_score: float | None = None, query_embedding: np.ndarray | None = None, record_access: bool = True,
 ) -> list[SearchHit]:
+    """The subject's best memories for `query`, best first. Needs an open transaction (the
+    request's or the caller's): it binds it to `tenant` for row-level security."""
     tenant_activate(tenant=tenant)
     subject = subject_find(tenant=tenant, external_id=subject_ref)
     if subject is None:
@@ -102,62 +236,42 @@ def memory_search(
         params["ns"] = namespace.rstrip("/")
         params["ns_prefix"] = namespace.rstrip("/").replace("%", r"\%").replace("_", r"\_") + "/%"
     qvec = query_embedding if query_embedding is not None else embeddings.embed_text(query)
-    params.update(
-        tenant=tenant.pk, subject=subject.pk, statuses=statuses, as_of=as_of, all_versions=include_superseded,
-        now=now, qvec=_vector_literal(qvec), tsq=text_query(query), n=max(CANDIDATES, k * 4),
+    sig = search_signals(
+        tenant=tenant, subject_id=subject.pk, query=query, query_embedding=qvec, as_of=as_of, now=now,
+        statuses=statuses, include_superseded=include_superseded, extra_sql=" ".join(extra), extra_params=params,
     )
-    sql = _SQL.replace("{extra}", " ".join(extra))
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    if not rows:
+    if not sig.ids:
         return []
-    ranked = _fuse(rows)
-    memories = {m.pk: m for m in memory_queryset(tenant=tenant).filter(pk__in=[r[0] for r in ranked])}
+    info = query_understand(query)
+    relevance, parts = relevance_scores(sig, info)
     half_life = settings.MEMORY_RECENCY_HALF_LIFE_DAYS
-    best = (WEIGHTS["vector"] + WEIGHTS["text"]) / (RRF_K + 1)
+    age_days = np.array([max((as_of - v).total_seconds(), 0) / 86400 for v in sig.valid_from])
+    recency = np.exp(-math.log(2) * age_days / half_life)
+    scores = (relevance + WEIGHTS["recency"] * recency + WEIGHTS["importance"] * sig.importance
+              + WEIGHTS["confidence"] * sig.confidence)
+    scores = np.where(sig.untrusted, scores * UNTRUSTED_FACTOR, scores)
+    order = np.argsort(-scores, kind="stable")
+    if min_score is not None:
+        order = [i for i in order if scores[i] >= min_score]
+    order = list(order[:k])
+    if not order:
+        return []
+    memories = {m.pk: m for m in memory_queryset(tenant=tenant).filter(pk__in=[sig.ids[i] for i in order])}
     hits = []
-    for memory_id, details in ranked:
-        memory = memories.get(memory_id)
+    for i in order:
+        memory = memories.get(sig.ids[i])
         if memory is None:
             continue
-        age_days = max((as_of - memory.valid_from).total_seconds(), 0) / 86400
-        recency = math.exp(-math.log(2) * age_days / half_life)
-        relevance = details["rrf"] / best
-        score = (
-            relevance
-            + WEIGHTS["recency"] * recency
-            + WEIGHTS["importance"] * memory.importance
-            + WEIGHTS["confidence"] * memory.confidence
-        )
-        if memory.source_kind in UNTRUSTED_SOURCES:
-            score *= UNTRUSTED_FACTOR
-        details.update(relevance=round(relevance, 6), recency=round(recency, 6),
-                       importance=memory.importance, confidence=memory.confidence)
-        hits.append(SearchHit(memory=memory, score=round(score, 6), details=details))
-    hits.sort(key=lambda h: h.score, reverse=True)
-    if min_score is not None:
-        hits = [h for h in hits if h.score >= min_score]
-    hits = hits[:k]
+        details = {
+            "vector_similarity": round(float(sig.sim[i]), 6), "text_score": round(float(sig.bm25[i]), 6),
+            "dense": round(float(parts["dense"][i]), 6), "text": round(float(parts["text"][i]), 6),
+            "neighbour": round(float(parts["neighbour"][i]), 6), "relevance": round(float(relevance[i]), 6),
+            "recency": round(float(recency[i]), 6), "importance": memory.importance,
+            "confidence": memory.confidence,
+        }
+        hits.append(SearchHit(memory=memory, score=round(float(scores[i]), 6), details=details))
     if record_access and hits:
         Memory.objects.filter(tenant=tenant, pk__in=[h.memory.pk for h in hits]).update(
             access_count=F("access_count") + 1, last_accessed_at=now
         )
     return hits
-
-
-def _fuse(rows) -> list[tuple]:
-    fused = []
-    for memory_id, v_rank, v_sim, t_rank, t_score in rows:
-        rrf = 0.0
-        if v_rank is not None:
-            rrf += WEIGHTS["vector"] / (RRF_K + v_rank)
-        if t_rank is not None:
-            rrf += WEIGHTS["text"] / (RRF_K + t_rank)
-        fused.append((memory_id, {
-            "vector_rank": v_rank, "vector_similarity": None if v_sim is None else round(float(v_sim), 6),
-            "text_rank": t_rank, "text_score": None if t_score is None else round(float(t_score), 6),
-            "rrf": round(rrf, 8),
-        }))
-    fused.sort(key=lambda item: item[1]["rrf"], reverse=True)
-    return fused

@@ -1,0 +1,350 @@
+"""LoCoMo evidence recall through the memory service itself, beside the BM25 / dense baselines.
+
+Each conversation becomes one subject of one tenant in a dedicated database (`bench_locomo`):
+every turn is appended as an event (event_id = dia_id, speaker, occurred_at from the session
+date, image turns with their caption) and becomes an episodic memory whose evidence is that
+event. Each question is then searched on its subject with `memory_search` (k=50), and every hit
+is mapped back to the turns in its `evidence` list, so a memory derived from several turns
+counts for all of them. Score: LoCoMo's recall@k over evidence turns.
+
+    python bench/locomo.py --split test            # headline figures
+    python bench/locomo.py --split tune --tune     # weight search, tune split only
+    python bench/locomo.py --split all --keep      # keep the database for another run (--reuse)
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+if __package__ in (None, ""):
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench import benchdb  # noqa: E402
+from bench.locomo_baselines import KS, _rank, bm25_rankings, evaluate  # noqa: E402
+from bench.locomo_data import (  # noqa: E402
+    CATEGORY_NAMES, TEST_SPLIT, TUNE_SPLIT, Conversation, load_conversations, recall_at_k, turn_text,
+)
+
+DB_NAME = "bench_locomo"
+TENANT_SLUG = "locomo-bench"
+DRAGON = {5: 56.7, 10: 66.2, 25: 76.7, 50: 82.7}  # LoCoMo paper, Table 3 (all ten conversations)
+RESULTS_DIR = Path(benchdb.PROJECT_ROOT) / "var" / "bench"
+SEARCH_K = 50
+
+
+def percentile(values: list[float], p: float) -> float:
+    return float(np.percentile(np.array(values), p)) if values else float("nan")
+
+
+# --- ingestion ----------------------------------------------------------------------------------
+
+def event_content(turn) -> str:
+    return turn.text + (f" [image: {turn.blip_caption}]" if turn.blip_caption else "")
+
+
+def ingest(conv: Conversation, tenant, actor) -> dict:
+    """Append the conversation's turns as events and write one episodic memory per event.
+    Returns the ingestion cost."""
+    from memoryapp import embeddings
+    from memoryapp.errors import PolicyRejected
+    from memoryapp.services.events import EventInput, event_append
+    from memoryapp.services.memories import MemoryDraft, memory_write
+
+    start = time.perf_counter()
+    statements = [turn_text(t) for t in conv.turns]
+    vectors = embeddings.embed_texts(statements, batch_size=64)
+    embedded = time.perf_counter() - start
+    events = [
+        EventInput(event_id=t.dia_id, role="user", content=event_content(t), occurred_at=t.occurred_at,
+                   session_id=f"session_{t.session}", speaker=t.speaker,
+                   metadata={"blip_caption": t.blip_caption} if t.blip_caption else None)
+        for t in conv.turns
+    ]
+    appended = []
+    for i in range(0, len(events), 1000):  # the API's batch limit
+        batch, _job = event_append(tenant=tenant, subject_ref=conv.sample_id, events=events[i:i + 1000],
+                                   actor=actor)
+        appended.extend(batch)
+    refused = 0
+    for item, turn, statement, vector in zip(appended, conv.turns, statements, vectors):
+        draft = MemoryDraft(
+            statement=statement, memory_type="episodic", source_kind=item.event.source_kind,
+            source_event=item.event, valid_from=turn.occurred_at, extractor_version="bench-episodic-v1",
+        )
+        try:
+            memory_write(tenant=tenant, subject_ref=conv.sample_id, draft=draft, actor=actor, embedding=vector)
+        except PolicyRejected:
+            refused += 1
+    seconds = time.perf_counter() - start
+    return {"conversation": conv.sample_id, "events": len(conv.turns), "seconds": round(seconds, 2),
+            "embedding_seconds": round(embedded, 2), "events_per_second": round(len(conv.turns) / seconds, 1),
+            "refused": refused}
+
+
+def evidence_map(tenant) -> dict:
+    """memory id -> the dia_ids of its evidence events, in conversation order."""
+    from memoryapp.models import MemoryEvidence
+    from tests.conftest import as_tenant
+
+    out: dict = {}
+    with as_tenant(tenant):
+        rows = MemoryEvidence.objects.filter(tenant=tenant).order_by("event__seq").values_list(
+            "memory_id", "event__event_id")
+        for memory_id, dia_id in rows:
+            out.setdefault(memory_id, []).append(dia_id)
+    return out
+
+
+def hits_to_turns(memory_ids, evmap) -> list[str]:
+    return [d for m in memory_ids for d in evmap.get(m, [])]
+
+
+# --- evaluation ---------------------------------------------------------------------------------
+
+def run_service(conv: Conversation, tenant, evmap, qvecs) -> tuple[dict, list, list]:
+    """Rankings from memory_search, plus latencies with and without embedding the query."""
+    from django.db import transaction
+
+    from memoryapp.retrieval import memory_search
+    from memoryapp.tenancy import tenant_activate
+
+    rankings, lat_plain, lat_embed = {}, [], []
+    for qi, q in enumerate(conv.questions):
+        with transaction.atomic():
+            tenant_activate(tenant=tenant)
+            t0 = time.perf_counter()
+            hits = memory_search(tenant=tenant, subject_ref=conv.sample_id, query=q.question, k=SEARCH_K,
+                                 query_embedding=qvecs[qi])
+            lat_plain.append(1000 * (time.perf_counter() - t0))
+            t0 = time.perf_counter()
+            again = memory_search(tenant=tenant, subject_ref=conv.sample_id, query=q.question, k=SEARCH_K)
+            lat_embed.append(1000 * (time.perf_counter() - t0))
+        rankings[qi] = hits_to_turns([h.memory.pk for h in hits], evmap)
+    return rankings, lat_plain, lat_embed
+
+
+def collect_signals(conv: Conversation, tenant, qvecs) -> list:
+    """Raw per-memory signals for every question (for the weight search)."""
+    from django.db import transaction
+    from django.utils import timezone
+
+    from memoryapp.models import Memory
+    from memoryapp.query import query_understand
+    from memoryapp.retrieval import search_signals
+    from memoryapp.selectors.memories import subject_find
+    from memoryapp.tenancy import tenant_activate
+
+    out = []
+    with transaction.atomic():
+        tenant_activate(tenant=tenant)
+        subject = subject_find(tenant=tenant, external_id=conv.sample_id)
+        now = timezone.now()
+        for qi, q in enumerate(conv.questions):
+            sig = search_signals(tenant=tenant, subject_id=subject.pk, query=q.question, query_embedding=qvecs[qi],
+                                 as_of=now, now=now, statuses=[Memory.Status.ACTIVE], include_superseded=False)
+            out.append((sig, query_understand(q.question)))
+    return out
+
+
+def tune(convs, signals, evmap) -> None:
+    """Grid search over the relevance weights on the tune split; prints the best settings."""
+    from memoryapp.retrieval import RELEVANCE, relevance_scores
+
+    def score(weights) -> tuple[float, float, float]:
+        r5, r10, r25 = [], [], []
+        for conv, sigs in zip(convs, signals):
+            for q, (sig, info) in zip(conv.questions, sigs):
+                rel, _ = relevance_scores(sig, info, weights)
+                order = np.argsort(-rel, kind="stable")[:SEARCH_K]
+                ranking = hits_to_turns([sig.ids[i] for i in order], evmap)
+                r5.append(recall_at_k(ranking, q.evidence, 5))
+                r10.append(recall_at_k(ranking, q.evidence, 10))
+                r25.append(recall_at_k(ranking, q.evidence, 25))
+        return 100 * np.mean(r5), 100 * np.mean(r10), 100 * np.mean(r25)
+
+    print("current weights:", RELEVANCE, "-> R@5 %.1f R@10 %.1f R@25 %.1f" % score(RELEVANCE))
+    grid = {
+        "dense": [1.0],
+        "text": [0.6, 1.0, 1.5],
+        "neighbour": [0.0, 0.2, 0.35, 0.5],
+        "speaker": [0.0, 0.05, 0.1],
+        "time": [0.0, 0.05, 0.1],
+    }
+    results = []
+    for values in itertools.product(*grid.values()):
+        weights = dict(zip(grid, values))
+        results.append((score(weights), weights))
+    results.sort(key=lambda r: r[0][0] + r[0][1], reverse=True)
+    for (r5, r10, r25), weights in results[:10]:
+        print(f"R@5 {r5:5.1f} R@10 {r10:5.1f} R@25 {r25:5.1f}  {weights}")
+
+
+def dense_baseline(conv: Conversation, turn_vectors: np.ndarray, qvecs: np.ndarray) -> dict:
+    # The same model and text as bench/locomo_baselines.dense_rankings, reusing our vectors.
+    sims = qvecs @ turn_vectors.T
+    return {qi: _rank(sims[qi], conv) for qi in range(len(conv.questions))}
+
+
+def context_tokens(tenant, conv) -> str:
+    try:
+        from memoryapp import context  # noqa: F401
+    except ImportError:
+        return "n/a (memoryapp/context.py does not exist yet)"
+    return "n/a (context endpoint not measured by this script yet)"
+
+
+def report(split: str, convs, results: dict, cats_by_system: dict, counts: dict, n: int, latency: dict,
+           ingestion: list, context: str) -> dict:
+    lines = [f"LoCoMo evidence recall, split={split}: {len(convs)} conversations "
+             f"({', '.join(c.sample_id for c in convs)}), {sum(len(c.turns) for c in convs)} turns, {n} questions", ""]
+    lines.append(f"{'system':<22}" + "".join(f"{'R@' + str(k):>8}" for k in KS))
+    for name, rk in results.items():
+        lines.append(f"{name:<22}" + "".join(f"{rk[k]:8.1f}" if k in rk else f"{'-':>8}" for k in KS))
+    lines.append("")
+    cats = sorted(counts)
+    lines.append("R@10 by category")
+    lines.append(f"{'system':<22}" + "".join(f"{CATEGORY_NAMES[c]:>13}" for c in cats) + f"{'all':>8}")
+    lines.append(f"{'(questions)':<22}" + "".join(f"{counts[c]:>13}" for c in cats) + f"{n:>8}")
+    for name, cat in cats_by_system.items():
+        lines.append(f"{name:<22}" + "".join(f"{cat[c]:13.1f}" for c in cats) + f"{results[name][10]:8.1f}")
+    lines.append("")
+    lines.append(f"memory_search k={SEARCH_K} latency (ms), {len(latency['plain'])} queries: "
+                 f"without embedding p50 {percentile(latency['plain'], 50):.1f} p95 {percentile(latency['plain'], 95):.1f}; "
+                 f"with embedding p50 {percentile(latency['embed'], 50):.1f} p95 {percentile(latency['embed'], 95):.1f}")
+    if ingestion:
+        lines.append("ingestion (append events + write one episodic memory each, embedding included):")
+        for row in ingestion:
+            lines.append(f"  {row['conversation']}: {row['events']} events in {row['seconds']:.1f}s "
+                         f"({row['events_per_second']:.1f} events/s; embedding {row['embedding_seconds']:.1f}s)"
+                         + (f", {row['refused']} refused by policy" if row["refused"] else ""))
+    lines.append(f"context tokens at default budget: {context}")
+    print("\n".join(lines))
+    return {"split": split, "recall": results, "r10_by_category": cats_by_system, "counts": counts, "questions": n,
+            "latency_ms": {"plain_p50": percentile(latency["plain"], 50), "plain_p95": percentile(latency["plain"], 95),
+                           "embed_p50": percentile(latency["embed"], 50), "embed_p95": percentile(latency["embed"], 95)},
+            "ingestion": ingestion, "text": "\n".join(lines)}
+
+
+def plot(out_png: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for ax, split in zip(axes, ["test", "tune"]):
+        path = RESULTS_DIR / f"locomo_{split}.json"
+        if not path.exists():
+            ax.set_title(f"{split} split (not run)")
+            continue
+        data = json.loads(path.read_text())
+        for name, rk in data["recall"].items():
+            ks = [int(k) for k in rk]
+            ax.plot(ks, list(rk.values()), marker="o", label=name, linestyle="--" if "paper" in name else "-")
+        ax.set_xscale("log")
+        ax.set_xticks(KS)
+        ax.set_xticklabels([str(k) for k in KS])
+        ax.set_xlabel("k (turns)")
+        ax.set_title(f"LoCoMo {split} split ({data['questions']} questions)")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("evidence recall@k (%)")
+    axes[0].legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out_png, dpi=110)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--split", choices=["tune", "test"], default="test")
+    ap.add_argument("--tune", action="store_true", help="grid-search relevance weights (tune split only)")
+    ap.add_argument("--keep", action="store_true", help="keep the benchmark database")
+    ap.add_argument("--reuse", action="store_true", help="reuse a kept database instead of ingesting again")
+    ap.add_argument("--plot", default="docs/locomo_recall.png")
+    args = ap.parse_args(argv)
+    if args.tune and args.split != "tune":
+        raise SystemExit("tune on the tune split only")
+
+    benchdb.django_setup()
+    from memoryapp import embeddings
+    from memoryapp.actors import Actor
+    from memoryapp.models import Subject
+    from memoryapp.services.tenants import tenant_create
+    from tests.conftest import as_tenant
+
+    wanted = TUNE_SPLIT if args.split == "tune" else TEST_SPLIT
+    convs = [c for c in load_conversations() if c.sample_id in wanted]
+    existed = benchdb.use(DB_NAME, create=True)
+    try:
+        tenant = tenant_create(slug=TENANT_SLUG)
+        actor = Actor("system", "bench-locomo")
+        with as_tenant(tenant):
+            have = set(Subject.objects.filter(tenant=tenant).values_list("external_id", flat=True))
+        ingestion = []
+        embeddings.warm_up()
+        turn_vectors = {}
+        for conv in convs:
+            if conv.sample_id in have and args.reuse:
+                turn_vectors[conv.sample_id] = embeddings.embed_texts([turn_text(t) for t in conv.turns], 64)
+                continue
+            if conv.sample_id in have:
+                raise SystemExit(f"{conv.sample_id} is already ingested in {DB_NAME}: pass --reuse, or drop it")
+            ingestion.append(ingest(conv, tenant, actor))
+            print(f"ingested {ingestion[-1]}", flush=True)
+        evmap = evidence_map(tenant)
+        qvecs = {c.sample_id: embeddings.embed_texts([q.question for q in c.questions], 64) for c in convs}
+
+        if args.tune:
+            signals = [collect_signals(c, tenant, qvecs[c.sample_id]) for c in convs]
+            tune(convs, signals, evmap)
+            return
+
+        from memoryapp.models import Memory
+        with as_tenant(tenant):
+            # Baseline vectors: the stored memory embeddings are exactly the turn texts' vectors.
+            for conv in convs:
+                if conv.sample_id not in turn_vectors:
+                    rows = dict(Memory.objects.filter(tenant=tenant, subject__external_id=conv.sample_id)
+                                .values_list("source_event__event_id", "embedding"))
+                    turn_vectors[conv.sample_id] = np.array([rows[t.dia_id] for t in conv.turns], dtype=np.float32)
+        service, lat_plain, lat_embed = [], [], []
+        for conv in convs:
+            ranks, plain, embed = run_service(conv, tenant, evmap, qvecs[conv.sample_id])
+            service.append(ranks)
+            lat_plain += plain
+            lat_embed += embed
+        systems = {
+            "bm25 (raw turns)": [bm25_rankings(c) for c in convs],
+            "dense-minilm (turns)": [dense_baseline(c, turn_vectors[c.sample_id], qvecs[c.sample_id]) for c in convs],
+            "memory service": service,
+        }
+        evaluated = {name: evaluate(convs, r) for name, r in systems.items()}
+        results = {name: {k: round(v, 1) for k, v in e[0].items()} for name, e in evaluated.items()}
+        results["DRAGON (paper, all 10)"] = dict(DRAGON)
+        cats = {name: {c: round(v, 1) for c, v in e[1].items()} for name, e in evaluated.items()}
+        counts = evaluated["memory service"][2]
+        n = evaluated["memory service"][3]
+        out = report(args.split, convs, results, cats, counts, n, {"plain": lat_plain, "embed": lat_embed},
+                     ingestion, context_tokens(tenant, convs[0]))
+        RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+        (RESULTS_DIR / f"locomo_{args.split}.json").write_text(json.dumps(out, indent=1, default=str))
+        if args.plot:
+            try:
+                plot(Path(benchdb.PROJECT_ROOT) / args.plot)
+            except ImportError:
+                print("matplotlib is not installed: no plot")
+    finally:
+        if not args.keep:
+            benchdb.drop(DB_NAME)
+        elif not existed:
+            print(f"kept database {DB_NAME}")
+
+
+if __name__ == "__main__":
+    main()

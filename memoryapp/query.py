@@ -1,0 +1,34 @@
+"""Query understanding for retrieval: what a search query tells us beyond its words.
+
+Deliberately small and language-level (English question forms), never tied to a data set:
+- the names it mentions (capitalised words that are not sentence-initial question words), so a
+  memory of something that person said can be preferred;
+- whether it asks *when* something happened, so memories that carry a time reference
+  ("last Saturday", "in May", "two years ago") can be preferred.
+"""
+import re
+from dataclasses import dataclass, field
+
+_CAPITALISED = re.compile(r"\b([A-Z][a-z]+(?:'s)?)\b")
+_WHEN = re.compile(r"^\s*(when|what (date|year|month|day|time)|how long|since when)\b|\bwhen did\b", re.I)
+# Capitalised words that start questions or sentences and are not names.
+_NOT_NAMES = frozenset(
+    "what when where which who whom whose why how did does do is are was were has have had can could would "
+    "should will the a an in on at of for to and or but if i my me we our you your he she they it this that "
+    "these those there here would yes no not".split()
+)
+
+
+@dataclass(frozen=True)
+class QueryInfo:
+    names: frozenset = field(default_factory=frozenset)  # lower-cased
+    asks_when: bool = False
+
+
+def query_understand(query: str) -> QueryInfo:
+    names = set()
+    for word in _CAPITALISED.findall(query or ""):
+        word = word.removesuffix("'s").lower()
+        if word not in _NOT_NAMES:
+            names.add(word)
+    return QueryInfo(names=frozenset(names), asks_when=bool(_WHEN.search(query or "")))

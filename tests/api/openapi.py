@@ -27,6 +27,7 @@ class OpenApiDocument:
     def __init__(self):
         self.doc = SchemaGenerator().get_schema(request=None, public=True)
         self.defs = _to_json_schema(copy.deepcopy(self.doc["components"]["schemas"]))
+        self._validators = {}
 
     def response_schema(self, path: str, method: str, status: int):
         operation = self.doc["paths"][path][method.lower()]
@@ -40,6 +41,10 @@ class OpenApiDocument:
         """Raises if the status is undocumented or the body does not match its schema."""
         operation = self.doc["paths"][path][method.lower()]
         assert str(status) in operation["responses"], f"{method} {path}: undocumented status {status}"
-        schema = self.response_schema(path, method, status)
-        if schema is not None:
-            jsonschema.validate(body, schema)
+        key = (path, method.lower(), status)
+        if key not in self._validators:
+            schema = self.response_schema(path, method, status)
+            # Built once per answer kind: jsonschema.validate() would re-check the schema every call.
+            self._validators[key] = None if schema is None else jsonschema.Draft202012Validator(schema)
+        if self._validators[key] is not None:
+            self._validators[key].validate(body)

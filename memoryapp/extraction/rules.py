@@ -192,6 +192,18 @@ rule(rf"\bi'?m (?:now |currently )?(?:working|employed) (?:at|for|by)\s+{_VALUE}
 rule(rf"\bi (?:have |'ve )?(?:just |recently )?(?:joined|started at|started working at|started working for|got hired (?:at|by)|was hired (?:at|by)|moved to work at)\s+{_VALUE}{_END}")(_employer)
 rule(rf"\bmy (?:employer|company|new employer|workplace|new company) is (?:now )?{_VALUE}{_END}")(_employer)
 
+def _work_city(m):
+    place = _clean(m.group("v"))
+    # Only a proper name is a place ("I work in marketing" is a field, not a city).
+    if not place or not place[:1].isupper() or place.split()[0].lower() in {"the", "a", "an", "my"}:
+        return None
+    return _fact(user_key("work_city"), f"The user works in {place}.", place)
+
+
+rule(rf"\bi (?:now |currently |still |actually )?work (?:in|from|out of)\s+{_VALUE}{_END}")(_work_city)
+rule(rf"\bi(?:'ve| have)? (?:been |got |just been |recently been |was )?(?:transferred|reassigned|posted|seconded) (?:to|over to)\s+(?:the )?(?:office in |team in )?{_VALUE}{_END}")(_work_city)
+rule(rf"\bmy (?:office|workplace|work) is (?:now )?(?:in|located in)\s+{_VALUE}{_END}")(_work_city)
+
 # --- pets, partner, car ----------------------------------------------------------------------
 
 

@@ -15,6 +15,7 @@ from memoryapp.services.consolidation import consolidation_request
 from memoryapp.services.erasure import erasure_job_run
 from memoryapp.services.export import export_request
 from memoryapp.services.memories import MemoryDraft, memory_forget, memory_write, subject_erase_request
+from memoryapp.services.reads import read_audit_record
 from memoryapp.services.signin import console_subject_user_get_or_create, signin_link_create
 from memoryapp.services.tenants import api_key_create
 from tests.conftest import as_tenant
@@ -75,8 +76,12 @@ def test_subject_erasure_leaves_no_residue_in_any_table(tenant_a, tenant_b, acto
     events = append(tenant_a, SUBJECT, actor, ("e-1", "user", EVENT_TEXTS[0], "s-1"),
                     ("e-2", "user", EVENT_TEXTS[1], "s-1"))
     with as_tenant(tenant_a):
-        Event.objects.filter(tenant=tenant_a).update(status="processed")
+        extraction = Job.objects.get(kind="extraction")
+    assert run(tenant_a, extraction).status == "succeeded"  # the real extractor: episodes and facts
+    with as_tenant(tenant_a):
         sources = [Event.objects.get(pk=e.pk) for e in events]
+        extracted = Memory.objects.filter(subject__external_id=SUBJECT).count()
+        assert extracted >= 2
     memories = [write(tenant_a, SUBJECT, text, actor, key=f"user:fact{i}", source_event=sources[i])
                 for i, text in enumerate(MEMORY_TEXTS)]
     consolidation = run(tenant_a, consolidation_request(tenant=tenant_a, subject_ref=SUBJECT, actor=actor))
@@ -88,9 +93,10 @@ def test_subject_erasure_leaves_no_residue_in_any_table(tenant_a, tenant_b, acto
     console_subject_user_get_or_create(tenant=tenant_a, subject_ref=SUBJECT)
     with as_tenant(tenant_a):
         all_memories = list(Memory.objects.filter(tenant=tenant_a, subject__external_id=SUBJECT))
-        assert len(all_memories) == 3  # two explicit, one session summary
-        ReadAudit.objects.create(tenant=tenant_a, actor="api_key:x", subject_ref=SUBJECT, operation="search",
-                                 memory_ids=[m.pk for m in all_memories])
+        assert len(all_memories) == extracted + 3  # + two explicit, one session summary
+    read_audit_record(tenant=tenant_a, actor=actor, subject_ref=SUBJECT, operation="search",
+                      memory_ids=[m.pk for m in all_memories], query="where is the lighthouse")
+    with as_tenant(tenant_a):
         IdempotencyRecord.objects.create(
             tenant=tenant_a, scope=f"POST /api/v1/subjects/{SUBJECT}/memories", key="k1", request_hash="h",
             status_code=201, response={"id": memories[0].public_id, "subject": SUBJECT, "statement": MEMORY_TEXTS[0]},
@@ -102,14 +108,15 @@ def test_subject_erasure_leaves_no_residue_in_any_table(tenant_a, tenant_b, acto
     job = run(tenant_a, job)
 
     assert job.status == "succeeded", job.error
+    assert job.progress_done == job.progress_total == len(all_memories) + 2
     receipt = job.result
     assert receipt["verification"]["passed"] is True, receipt["verification"]
     removed = receipt["removed"]
-    assert removed["events"] == 2 and removed["memories"] == 3 and removed["derived_memories"] == 1
-    assert removed["embeddings"] == 3 and removed["export_files"] == 1 and removed["signin_links"] == 1
+    assert removed["events"] == 2 and removed["memories"] == len(all_memories) and removed["derived_memories"] == 1
+    assert removed["embeddings"] == len(all_memories) and removed["export_files"] == 1 and removed["signin_links"] == 1
     assert removed["read_audit_rows"] == 1 and removed["idempotency_records"] == 1
     assert removed["console_accounts"] == 1 and removed["subjects"] == 1
-    assert removed["evidence_links"] >= 4 and removed["lineage_links"] == 2 and removed["audit_payloads_redacted"] > 0
+    assert removed["evidence_links"] >= 4 and removed["lineage_links"] >= 2 and removed["audit_payloads_redacted"] > 0
     # The receipt holds counts and checks, never the content.
     text = str(receipt)
     assert not any(fragment in text for fragment in ["Gjetost", "barometers", "lighthouse", "quince"])
@@ -249,3 +256,28 @@ def test_erasure_job_of_one_tenant_cannot_reach_another_tenants_memory(tenant_a,
     assert job.result["removed"]["memories"] == 0
     with as_tenant(tenant_b):
         assert Memory.objects.filter(pk=foreign.pk).exists()
+
+
+@pytest.mark.django_db(transaction=True, databases=["default", "owner"])
+def test_forgotten_memory_and_its_summary_leave_no_residue_in_any_table(tenant_a, actor):
+    kept = write(tenant_a, "alice", "Alice plays the bassoon on Sundays.", actor)
+    doomed = write(tenant_a, "alice", "Alice's therapist is Dr Quillfeather in Dunedin.", actor)
+    summary = write(tenant_a, "alice", "Digest: sees Dr Quillfeather weekly.", actor, source_kind="system",
+                    memory_type="episodic", derived_from=[doomed])
+    run(tenant_a, export_request(tenant=tenant_a, subject_ref="alice", actor=actor))
+    read_audit_record(tenant=tenant_a, actor=actor, subject_ref="alice", operation="search",
+                      memory_ids=[kept.pk, doomed.pk, summary.pk])
+    with as_tenant(tenant_a):
+        IdempotencyRecord.objects.create(
+            tenant=tenant_a, scope="POST /api/v1/subjects/alice/memories", key="k", request_hash="h",
+            status_code=201, response={"id": doomed.public_id, "statement": doomed.statement})
+
+    job = run(tenant_a, memory_forget(tenant=tenant_a, memory=doomed, actor=actor))
+
+    assert job.result["verification"]["passed"] and job.result["removed"]["memories"] == 2
+    ids = [m.pk.hex for m in (doomed, summary)] + [str(m.pk) for m in (doomed, summary)]
+    residue = [hit for hit in scan_every_table(["Quillfeather", *ids], tenant_a.pk) if (hit[0], hit[1]) not in ALLOWED]
+    assert residue == []
+    with as_tenant(tenant_a):
+        assert list(Memory.objects.values_list("pk", flat=True)) == [kept.pk]
+        assert ReadAudit.objects.get().memory_ids == [kept.pk]

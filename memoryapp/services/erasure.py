@@ -67,6 +67,11 @@ def subject_cache_keys(*, tenant_id: int, subject_ref: str) -> list[str]:
 def erasure_job_run(*, tenant: Tenant, job: Job) -> dict:
     """Run one deletion job (claimed by job_run). Owns its transactions: one per batch."""
     scope = (job.params or {}).get("scope", "subject")
+    if scope == "subject" and _subject_recreated(tenant=tenant, subject_ref=job.subject_ref):
+        # A rerun of an old erasure after the id was reused: the new subject is someone else.
+        return {"scope": scope, "removed": _zero_counts(),
+                "verification": {"passed": True, "checked": [], "residue": {},
+                                 "note": "the subject id was reused after this erasure; nothing was touched"}}
     if scope == "memory":
         counts, captured, ids = _erase_memories(tenant=tenant, job=job)
     elif scope == "subject":
@@ -92,6 +97,14 @@ def erasure_job_run(*, tenant: Tenant, job: Job) -> dict:
         # The job still succeeds as a record of what it did; the receipt says the check failed.
         logger.error("erasure %s left residue: %s", job.public_id, verification["residue"])
     return receipt
+
+
+def _subject_recreated(*, tenant: Tenant, subject_ref: str) -> bool:
+    with transaction.atomic():
+        tenant_activate(tenant=tenant)
+        return Subject.objects.filter(tenant=tenant, external_id=subject_ref).exclude(
+            status=Subject.Status.ERASING
+        ).exists()
 
 
 def _zero_counts() -> dict:
@@ -185,10 +198,8 @@ def _erase_subject(*, tenant: Tenant, job: Job) -> tuple[dict, set, dict]:
     event_ids: list = []
     with transaction.atomic():
         tenant_activate(tenant=tenant)
-        subject = Subject.objects.filter(tenant=tenant, external_id=subject_ref).first()
-        if subject is not None and subject.status != Subject.Status.ERASING:
-            # Marked by the request; a subject re-created since is not this job's to delete.
-            subject = None
+        subject = Subject.objects.filter(tenant=tenant, external_id=subject_ref,
+                                         status=Subject.Status.ERASING).first()
         if subject is not None:
             total = Memory.objects.filter(tenant=tenant, subject=subject).count() + Event.objects.filter(
                 tenant=tenant, subject=subject

@@ -159,6 +159,21 @@ def test_erased_subject_id_can_be_reused_as_a_new_subject(tenant_a, actor):
 
 
 @pytest.mark.django_db
+def test_a_stale_erasure_rerun_never_touches_the_new_subject_with_the_same_id(tenant_a, actor):
+    write(tenant_a, SUBJECT, MEMORY_TEXTS[0], actor)
+    job = run(tenant_a, subject_erase_request(tenant=tenant_a, subject_ref=SUBJECT, actor=actor))
+    fresh = write(tenant_a, SUBJECT, "The new owner of this id.", actor)
+    run(tenant_a, export_request(tenant=tenant_a, subject_ref=SUBJECT, actor=actor))
+
+    again = erasure_job_run(tenant=tenant_a, job=job)
+
+    assert all(count == 0 for count in again["removed"].values())
+    with as_tenant(tenant_a):
+        assert Memory.objects.filter(pk=fresh.pk, erasing=False).exists() and ExportFile.objects.count() == 1
+        assert not AuditEntry.objects.filter(memory_id=fresh.pk, redacted_at__isnull=False).exists()
+
+
+@pytest.mark.django_db
 def test_subject_erasure_never_touches_another_tenant_or_another_subject(tenant_a, tenant_b, actor):
     for tenant in (tenant_a, tenant_b):
         for subject in ("alice", "bob"):

@@ -17,7 +17,7 @@ OLD = "old-model@0"
 
 def make_stale(tenant, n_alice=5):
     for i in range(n_alice):
-        write(tenant, "alice", f"Alice fact number {i} about sailing.", actor=None or _actor())
+        write(tenant, "alice", f"Alice fact number {i} about sailing.", _actor())
     with as_tenant(tenant):
         Memory.objects.update(embedding_version=OLD, embedding=np.zeros(384, dtype=np.float32) + 0.01)
 
@@ -95,3 +95,22 @@ def test_replay_of_another_tenants_subject_is_not_found(tenant_a, tenant_b, acto
     write(tenant_b, "carol", "Carol's fact.", actor)
     with pytest.raises(NotFound):
         replay_request(tenant=tenant_a, subject_ref="carol", actor=actor)
+
+
+def test_reindex_command_queues_a_job_only_where_memories_are_stale(tenant_a, tenant_b, actor):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    make_stale(tenant_a, 2)
+    write(tenant_b, "carol", "Carol's current fact.", actor)
+    out = StringIO()
+    call_command("reindex", stdout=out)
+    assert "tenant-a: job_" in out.getvalue() and "(2 memories)" in out.getvalue()
+    assert "tenant-b: up to date" in out.getvalue()
+    with as_tenant(tenant_a):
+        assert Job.objects.filter(kind="reindex").count() == 1
+    with as_tenant(tenant_b):
+        assert Job.objects.filter(kind="reindex").count() == 0
+    with pytest.raises(CommandError):
+        call_command("reindex", tenant="nope", stdout=StringIO())

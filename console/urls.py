@@ -19,6 +19,7 @@ urlpatterns = [
     path("console/data/export/", views.data_export, name="data_export"),
     path("console/data/erase/", views.data_erase, name="data_erase"),
     path("console/jobs/<str:job_id>/", views.job_detail, name="job"),
+    path("console/erasure/<str:job_id>/", views.erasure_status, name="erasure"),
     path("console/exports/<str:export_id>/download/", views.export_download, name="export_download"),
     path("console/admin/audit/", admin_views.audit_log, name="admin_audit"),
     path("console/admin/memories/<str:memory_id>/", admin_views.memory_detail, name="admin_memory"),

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import push_url
 
 from console import throttle
-from console.access import console_view
+from console.access import console_context, console_view
 from console.charts import growth_chart
 from console.forms import CorrectionForm, EraseForm, MemoryFilterForm
 from memoryapp.errors import ApplicationError, NotFound
@@ -25,6 +25,7 @@ from memoryapp.services.memories import memory_correct, memory_descendants, memo
 from memoryapp.services.signin import console_subject_user_get_or_create, signin_link_consume
 
 PAGE_SIZE = 25
+ERASURE_SESSION_KEY = "console_erasure"
 
 
 def page_or_fragment(request, template: str, fragment: str, context: dict, status: int = 200):
@@ -40,24 +41,22 @@ def login_view(request):
     if request.user.is_authenticated and hasattr(request.user, "console"):
         return redirect("console:home")
     form = AuthenticationForm(request, data=request.POST or None)
-    status = 200
+    status, error = 200, ""
     if request.method == "POST":
         username, ip = request.POST.get("username", "")[:150], throttle.client_ip(request)
         if throttle.login_blocked(username, ip):
-            form = AuthenticationForm(request)
-            form.add_error(None, "Too many failed sign-ins. Wait a few minutes and try again.")
-            status = 429
+            form, status = AuthenticationForm(request), 429
+            error = "Too many failed sign-ins. Wait a few minutes and try again."
         elif form.is_valid() and hasattr(form.get_user(), "console"):
             throttle.login_succeeded(username, ip)
             login(request, form.get_user())
             return redirect(_safe_next(request) or "console:home")
         else:
             throttle.login_failed(username, ip)
-            if form.is_valid():  # right password, but no console account behind it
-                form = AuthenticationForm(request)
-                form.add_error(None, "This account has no access to the console.")
             status = 400
-    return render(request, "console/login.html", {"form": form, "next": request.GET.get("next", "")},
+            if form.is_valid():  # right password, but no console account behind it
+                form, error = AuthenticationForm(request), "This account has no access to the console."
+    return render(request, "console/login.html", {"form": form, "error": error, "next": request.GET.get("next", "")},
                   status=status)
 
 
@@ -208,7 +207,10 @@ def data_erase(request, ctx):
     if not form.is_valid():
         return render(request, "console/data.html", {"ctx": ctx, "erase_form": form}, status=422)
     job = subject_erase_request(tenant=ctx.tenant, subject_ref=ctx.subject_ref, actor=ctx.actor)
-    return redirect("console:job", job_id=job.public_id)
+    # The erasure deletes this person's console account too, which signs them out; the browser
+    # that asked may still follow the job to its receipt, and nothing else.
+    request.session[ERASURE_SESSION_KEY] = {"tenant_id": ctx.tenant.pk, "job_id": job.public_id}
+    return redirect("console:erasure", job_id=job.public_id)
 
 
 def receipt_rows(result) -> list[tuple[str, object]]:
@@ -243,15 +245,38 @@ def job_detail(request, ctx, job_id: str):
     # A person sees their own jobs only; an admin sees the tenant's.
     if not ctx.is_admin and (not ctx.subject_ref or job.subject_ref != ctx.subject_ref):
         raise Http404("Not found")
+    return page_or_fragment(request, "console/job.html", "job", _job_context(ctx, job, request.path))
+
+
+@require_GET
+def erasure_status(request, job_id: str):
+    """The erasure this browser asked for, followed to its receipt after the account it was
+    asked from is gone. Access is the session's record of the request, nothing else."""
+    asked = request.session.get(ERASURE_SESSION_KEY) or {}
+    if asked.get("job_id") != job_id:
+        raise Http404("Not found")
+    tenant = Tenant.objects.get(pk=asked["tenant_id"])
+    try:
+        job = job_get(tenant=tenant, job_id=job_id)
+    except NotFound:
+        raise Http404("Not found")
+    ctx = None
+    if request.user.is_authenticated and hasattr(request.user, "console"):
+        ctx = console_context(request)
+    context = _job_context(ctx, job, request.path) | {"erasure_view": True}
+    return page_or_fragment(request, "console/job.html", "job", context)
+
+
+def _job_context(ctx, job: Job, poll_url: str) -> dict:
     done, total = job.progress_done, job.progress_total
-    context = {
-        "ctx": ctx, "job": job, "finished": job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED),
+    subject_ref = ctx.subject_ref if ctx else ""
+    return {
+        "ctx": ctx, "job": job, "poll_url": poll_url, "finished": job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED),
         "percent": min(100, round(done * 100 / total)) if total else (100 if job.status == "succeeded" else None),
         "receipt_rows": receipt_rows(job.result),
         "result_json": json.dumps(job.result, indent=2, sort_keys=True, default=str),
-        "export_id": export_id_of(job) if job.kind == Job.Kind.EXPORT and job.subject_ref == ctx.subject_ref else "",
+        "export_id": export_id_of(job) if job.kind == Job.Kind.EXPORT and job.subject_ref == subject_ref else "",
     }
-    return page_or_fragment(request, "console/job.html", "job", context)
 
 
 @console_view(subject=True)

@@ -111,6 +111,10 @@ def pending_approvals(*, tenant: Tenant) -> list[dict]:
                     memory_type=Memory.Type.PROCEDURAL, namespace=memory.namespace, key=memory.key,
                 ).order_by("-valid_from").first()
             )
+        if previous is None:
+            # memory_write may already have retired the active procedure when the proposal was
+            # written; then the version it replaced is the one to compare against.
+            previous = memory.supersedes.order_by("-valid_from").first()
         diff = statement_diff(previous.statement if previous else "", memory.statement)
         rows.append({"memory": memory, "previous": previous, "diff": diff})
     return rows

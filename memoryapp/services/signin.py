@@ -64,7 +64,8 @@ def signin_link_consume(token: str) -> tuple[int, str] | None:
     tenant = Tenant.objects.get(pk=tenant_id)
     tenant_activate(tenant=tenant)
     audit_record(
-        tenant=tenant, actor=Actor("user", f"link:{subject_ref}"), action="console_link_used",
+        # The subject is named in subject_ref; the actor id stays short (subject ids reach 200).
+        tenant=tenant, actor=Actor("user", "signin_link"), action="console_link_used",
         subject_ref=subject_ref,
     )
     return tenant_id, subject_ref

@@ -267,3 +267,23 @@ def test_user_without_console_account_is_refused(db):
 
     user = get_user_model().objects.create_user("stray", password="x" * 12)
     assert client_for(user).get(reverse("console:memories")).status_code == 403
+
+
+def test_erasure_receipt_stays_visible_to_the_browser_that_asked_after_the_account_is_gone(world):
+    from django.test import Client
+
+    client = client_for(world.alice_a)
+    response = client.post(reverse("console:data_erase"), {"confirm": "erase"})
+    assert response["Location"].startswith("/console/erasure/job_")
+    with as_tenant(world.tenant_a):
+        job = Job.objects.get(kind="deletion")
+        Job.objects.filter(pk=job.pk).update(status="succeeded", result={"removed": {"memories": 1},
+                                                                        "verification": {"passed": True}})
+    world.alice_a.delete()  # what the erasure runner does to the person's console account
+    url = reverse("console:erasure", args=[job.public_id])
+    page = client.get(url)
+    assert page.status_code == 200 and "Erasure receipt" in body(page) and "including your console account" in body(page)
+    assert client.get(url, **HX).content.decode().lstrip().startswith('<section id="job"')
+    # Nobody else can open it: not another browser, not another signed-in person.
+    assert Client().get(url).status_code == 404
+    assert client_for(world.bob_a).get(url).status_code == 404

@@ -57,7 +57,7 @@ def test_temporary_information_does_not_enter_long_term_memory(tenant_a, actor):
             ("t3", "I'm stuck in traffic right now.", then + timedelta(minutes=2), "s1"),
             ("t4", "I live in Ghent.", then + timedelta(minutes=3), "s1"))
     durable = [m.statement for m in memories(tenant_a, "alice") if m.memory_type != "episodic"]
-    assert durable == ["The user lives in Ghent."]
+    assert durable == ["Home city: The user lives in Ghent."]
     # Next session, days later: the chatter is gone from recall; the durable fact is not.
     hits = _search(tenant_a, "alice", "Is the user tired or stuck in traffic?", k=10)
     texts = [h.memory.statement for h in hits]

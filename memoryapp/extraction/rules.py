@@ -118,7 +118,22 @@ def rule(pattern: str):
     return register
 
 
+# A profile-style label before a fact's sentence names the attribute in words a question uses
+# ("What car ...", "Who is the user's employer?") even when the sentence does not ("drives a
+# Fiat Panda"): without it every "The user ..." fact looks alike to lexical and dense search.
+LABELS = {
+    "user:home_city": "Home city", "user:work_city": "Work city", "user:hometown": "Hometown",
+    "user:job": "Job / profession", "user:employer": "Employer / company", "user:pet": "Pet",
+    "user:partner": "Partner / spouse", "user:car": "Car", "user:hobby": "Hobby / pastime / free-time activity",
+    "user:diet": "Diet", "user:name": "Name", "user:age": "Age", "user:birthday": "Birthday",
+    "user:native_language": "Native language", "user:timezone": "Timezone",
+}
+
+
 def _fact(key, statement, value, kind="fact", confidence=0.9, importance=0.7, sensitivity="personal"):
+    label = LABELS.get(key)
+    if label:
+        statement = f"{label}: {statement}"
     return Candidate(statement=statement, kind=kind, key=key, value=value, confidence=confidence,
                      importance=importance, sensitivity=sensitivity)
 
@@ -242,12 +257,12 @@ def _partner2(m):
 
 def _car(m):
     car = _clean(m.group("v"))
-    if not car or car.lower() in {"car", "lot", "bit"}:
+    if not car or _bare(car).lower() in {"car", "lot", "bit", "new car"}:
         return None
     return _fact(user_key("car"), f"The user drives {_with_article(_bare(car))}.", _bare(car))
 
 
-rule(rf"\bi (?:now |currently )?(?:drive|own|have|bought|got)(?: myself)? (?P<v>(?:an?|the) (?:new |used |old |second-hand )?[^.,;!?()\n]{{2,40}}?(?:car|suv|truck|van|hatchback|sedan|convertible|tesla|volvo|toyota|honda|bmw|audi|ford|mini|fiat|kia|jeep|prius|golf|polo|civic|corolla|model \w+)){_END}")(_car)
+rule(rf"\bi (?:now |currently )?(?:drive|own|have|bought|got)(?: myself)? (?P<v>(?:an?|the) (?:new |used |old |second-hand )?[^.,;!?()\n]{{0,40}}?\b(?:car|suv|truck|van|hatchback|sedan|convertible|tesla|volvo|toyota|honda|bmw|audi|ford|mini|fiat|kia|jeep|prius|golf|polo|civic|corolla|model \w+|mazda|subaru|skoda|nissan|hyundai|peugeot|renault|volkswagen|vw|mercedes|porsche|lexus|chevrolet|chevy|jaguar|land rover|range rover|dacia|citroen|opel)(?: [A-Z0-9][\w-]*){{0,2}}){_END}")(_car)
 rule(rf"\bmy (?:car|new car|ride|vehicle) is (?:now )?{_VALUE}{_END}")(_car)
 rule(rf"\b(?:i|and) (?:now |currently )?drive {_VALUE}{_END}")(_car)
 

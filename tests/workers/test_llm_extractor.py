@@ -73,7 +73,7 @@ def test_llm_timeout_falls_back_to_the_rules(chat_server, tenant_a, actor):
     ingest(tenant_a, "alice", actor, ("e1", "user", "I live in Nagoya."))
     assert time.monotonic() - started < 30
     [fact] = memories(tenant_a, "alice", memory_type="semantic")
-    assert fact.statement == "The user lives in Nagoya." and fact.extractor_version.startswith("rules")
+    assert fact.statement == "Home city: The user lives in Nagoya." and fact.extractor_version.startswith("rules")
 
 
 def test_llm_bad_output_falls_back_to_the_rules(chat_server, tenant_a, actor):

@@ -33,7 +33,7 @@ def test_every_event_becomes_one_episode_linked_to_it(tenant_a, actor):
 def test_first_person_fact_becomes_a_keyed_semantic_memory_with_the_event_as_evidence(tenant_a, actor):
     ingest(tenant_a, "alice", actor, ("e1", "user", "By the way, I work as a pediatric nurse.", None, at(0)))
     [fact] = semantic(tenant_a, "alice")
-    assert fact.key == "user:job" and fact.statement == "The user works as a pediatric nurse."
+    assert fact.key == "user:job" and fact.statement == "Job / profession: The user works as a pediatric nurse."
     assert fact.valid_from == at(0) and fact.source_kind == "user"
     with as_tenant(tenant_a):
         assert [e.event_id for e in fact.evidence.all()] == ["e1"]
@@ -51,7 +51,7 @@ def test_a_correction_supersedes_and_the_old_episode_leaves_current_search(tenan
     ingest(tenant_a, "alice", actor, ("e1", "user", "I live in Lisbon.", None, at(0)),
            ("e2", "user", "Actually, I moved to Porto last month.", None, at(60)))
     old, new = semantic(tenant_a, "alice")
-    assert (old.statement, old.status, old.superseded_by_id) == ("The user lives in Lisbon.", "superseded", new.pk)
+    assert (old.statement, old.status, old.superseded_by_id) == ("Home city: The user lives in Lisbon.", "superseded", new.pk)
     assert new.status == "active" and new.key == old.key == "user:home_city"
     with as_tenant(tenant_a):
         hits = memory_search(tenant=tenant_a, subject_ref="alice", query="Where does the user live?", k=5)
@@ -66,8 +66,8 @@ def test_a_late_older_fact_becomes_history_and_never_supersedes_the_newer(tenant
     ingest(tenant_a, "alice", actor, ("new", "user", "I work at Siemens.", None, at(100)))
     ingest(tenant_a, "alice", actor, ("old", "user", "I work at Bosch.", None, at(10)))
     facts = {m.statement: m for m in semantic(tenant_a, "alice")}
-    assert facts["The user works at Siemens."].status == "active"
-    late = facts["The user works at Bosch."]
+    assert facts["Employer / company: The user works at Siemens."].status == "active"
+    late = facts["Employer / company: The user works at Bosch."]
     assert late.status == "superseded" and late.valid_to == at(100)
     with as_tenant(tenant_a):
         assert Memory.objects.get(source_event__event_id="old", memory_type="episodic").status == "superseded"
@@ -77,19 +77,19 @@ def test_events_of_one_job_apply_in_occurred_at_order_whatever_the_send_order(te
     ingest(tenant_a, "alice", actor, ("b", "user", "My dog is called Biscuit.", None, at(50)),
            ("a", "user", "My dog is called Rex.", None, at(5)))
     [current] = semantic(tenant_a, "alice", status="active")
-    assert current.statement == "The user has a pet dog named Biscuit."
+    assert current.statement == "Pet: The user has a pet dog named Biscuit."
 
 
 def test_the_user_restating_a_new_value_updates_but_an_inference_never_overrides_the_user(tenant_a, actor):
     ingest(tenant_a, "alice", actor, ("e1", "user", "I live in Oslo.", None, at(0)),
            ("e2", "assistant", "So you live in Bergen now.", None, at(10)))
     facts = {m.statement: m for m in semantic(tenant_a, "alice")}
-    assert facts["The user lives in Oslo."].status == "active"
-    inferred = facts["The user lives in Bergen."]
+    assert facts["Home city: The user lives in Oslo."].status == "active"
+    inferred = facts["Home city: The user lives in Bergen."]
     assert inferred.status == "active" and "conflict" in inferred.flags and inferred.source_kind == "assistant"
     ingest(tenant_a, "alice", actor, ("e3", "user", "I live in Trondheim.", None, at(20)))
     active = [m.statement for m in semantic(tenant_a, "alice", status="active")]
-    assert active == ["The user lives in Trondheim."]
+    assert active == ["Home city: The user lives in Trondheim."]
 
 
 def test_two_equally_authoritative_tools_that_disagree_are_both_kept_and_flagged(tenant_a, actor):

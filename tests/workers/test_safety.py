@@ -91,7 +91,7 @@ def test_no_secret_of_any_kind_is_stored_in_a_memory_or_left_in_the_event(tenant
              if any(secret in text for text in [*statements, *(e.content for e in events), audit_text])]
     assert leaks == []
     # The durable fact around the secret survives the redaction.
-    assert "The user lives in Graz." in statements
+    assert "Home city: The user lives in Graz." in statements
 
 
 POISONED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "poisonedrag" / "nq.json"

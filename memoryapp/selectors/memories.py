@@ -43,7 +43,8 @@ def subject_find(*, tenant: Tenant, external_id: str) -> Subject | None:
 def memory_queryset(*, tenant: Tenant) -> QuerySet[Memory]:
     tenant_activate(tenant=tenant)
     return (
-        Memory.objects.filter(tenant=tenant, erasing=False)
+        # A subject being erased is gone for every reader, whatever state its rows are in.
+        Memory.objects.filter(tenant=tenant, erasing=False, subject__status=Subject.Status.ACTIVE)
         .select_related("subject", "source_event", "superseded_by")
         .prefetch_related(
             Prefetch("evidence", queryset=Event.objects.only("id", "event_id")),

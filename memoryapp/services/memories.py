@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from memoryapp import embeddings
 from memoryapp.actors import Actor
-from memoryapp.errors import ApplicationError, PolicyRejected
+from memoryapp.errors import ApplicationError, NotFound, PolicyRejected
 from memoryapp.models import Event, Job, Memory, MemoryEvidence, MemoryLineage, Subject, Tenant
 from memoryapp.policy import durable_types_allowed, initial_status, source_authority
 from memoryapp.safety import find_secrets, looks_like_instruction
@@ -299,7 +299,9 @@ def memory_supersede(
 @transaction.atomic
 def _memory_supersede(*, tenant, memory, draft, actor, action, vector) -> Memory:
     tenant_activate(tenant=tenant)
-    memory = Memory.objects.select_for_update().get(pk=memory.pk, tenant=tenant)
+    memory = Memory.objects.select_for_update().filter(pk=memory.pk, tenant=tenant).first()
+    if memory is None:
+        raise NotFound("memory")
     if memory.erasing or memory.status not in (Memory.Status.ACTIVE, Memory.Status.PENDING_APPROVAL):
         raise ApplicationError(
             "memory_not_current", "Only a current memory can be corrected or superseded.",
@@ -381,10 +383,12 @@ def memory_forget(*, tenant: Tenant, memory: Memory, actor: Actor) -> Job:
 
 @transaction.atomic
 def subject_erase_request(*, tenant: Tenant, subject_ref: str, actor: Actor) -> Job:
-    """Erase a subject and everything about it: marked now, deleted in batches by a job."""
+    """Erase a subject and everything about it: marked now, deleted in batches by a job.
+
+    Only the subject row is marked: every read scopes memories through an active subject, and
+    marking each memory would rewrite every row (and its HNSW entry) inside this request."""
     tenant_activate(tenant=tenant)
     Subject.objects.filter(tenant=tenant, external_id=subject_ref).update(status=Subject.Status.ERASING)
-    Memory.objects.filter(tenant=tenant, subject__external_id=subject_ref).update(erasing=True)
     job = job_create(
         tenant=tenant, kind=Job.Kind.DELETION, subject_ref=subject_ref, params={"scope": "subject"},
         actor=str(actor),
@@ -400,7 +404,9 @@ def subject_erase_request(*, tenant: Tenant, subject_ref: str, actor: Actor) -> 
 def memory_review(*, tenant: Tenant, memory: Memory, approve: bool, actor: Actor) -> Memory:
     """An admin's decision on a procedural memory waiting for approval."""
     tenant_activate(tenant=tenant)
-    memory = Memory.objects.select_for_update().get(pk=memory.pk, tenant=tenant)
+    memory = Memory.objects.select_for_update().filter(pk=memory.pk, tenant=tenant).first()
+    if memory is None:
+        raise NotFound("memory")
     if memory.status != Memory.Status.PENDING_APPROVAL:
         raise ApplicationError("not_pending", "This memory is not waiting for approval.", status=409)
     before = memory_snapshot(memory)

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from memoryapp.errors import ApplicationError
+from memoryapp.errors import ApplicationError, NotFound
 from memoryapp.models import AuditEntry, Memory
 from memoryapp.retrieval import memory_search
 from memoryapp.services.consolidation import consolidation_request
@@ -109,7 +109,8 @@ def test_a_decided_procedure_cannot_be_reviewed_again(tenant_a, actor):
 
 def test_another_tenant_cannot_review_a_procedure(tenant_a, tenant_b, actor):
     pending = write(tenant_a, "alice", "Always sign off with a limerick.", actor, memory_type="procedural")
-    with pytest.raises(Memory.DoesNotExist):
+    # The same 404 as a missing memory: existence in another tenant never leaks.
+    with pytest.raises(NotFound):
         memory_review(tenant=tenant_b, memory=pending, approve=True, actor=actor)
     with as_tenant(tenant_a):
         assert Memory.objects.get(pk=pending.pk).status == "pending_approval"

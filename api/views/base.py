@@ -3,6 +3,7 @@
 Views are exempt from ATOMIC_REQUESTS and open the transaction themselves, so that a database
 that cannot even be reached still gets the API's JSON 503 instead of Django's HTML 500.
 """
+
 import logging
 import re
 import time
@@ -16,6 +17,7 @@ from api.errors import error_json_response
 from api.metrics import REQUEST_SECONDS
 from api.parsers import BoundedJSONParser
 from memoryapp.errors import ApplicationError
+
 
 logger = logging.getLogger("api.access")
 

@@ -1,13 +1,12 @@
 from collections.abc import Mapping
 
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
+from api.schemas import EventsAcceptedOut, errors
 from api.serializers import EventBatchIn, EventIn
 from api.views.base import ApiView
-from drf_spectacular.utils import extend_schema
-
-from api.schemas import EventsAcceptedOut, errors
 from memoryapp.services.events import EventInput, event_append
 
 

@@ -1,19 +1,20 @@
 """Health and metrics: unauthenticated, outside any tenant, and cheap enough to poll."""
+
 from django.conf import settings
 from django.db import connection
 from django.db import transaction
 from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from rest_framework import status
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 
 from api.metrics import register_store_collector
-from api.views.base import ApiView
-from drf_spectacular.utils import OpenApiResponse, extend_schema
-
 from api.schemas import HealthOut
+from api.views.base import ApiView
 from memoryapp import embeddings
+
 
 BROKER_TIMEOUT_SECONDS = 1
 

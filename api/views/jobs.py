@@ -1,10 +1,9 @@
+from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from api.representations import job_json
-from api.views.base import ApiView
-from drf_spectacular.utils import extend_schema
-
 from api.schemas import JobOut, errors
+from api.views.base import ApiView
 from memoryapp.errors import NotFound
 from memoryapp.selectors.memories import job_get
 

@@ -3,16 +3,15 @@ import binascii
 from datetime import datetime
 
 from django.db.models import Q
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
 from api.idempotency import idempotent
 from api.representations import event_json, memory_json
+from api.schemas import IDEMPOTENCY_KEY, HistoryOut, JobRefOut, MemoryOut, MemoryPageOut, errors
 from api.serializers import MemoryCorrectionIn, MemoryIn, MemoryListIn
 from api.views.base import ApiView
-from drf_spectacular.utils import extend_schema
-
-from api.schemas import IDEMPOTENCY_KEY, HistoryOut, JobRefOut, MemoryOut, MemoryPageOut, errors
 from memoryapp.errors import ApplicationError
 from memoryapp.selectors.memories import memory_get, memory_history, memory_list
 from memoryapp.services.memories import MemoryDraft, memory_correct, memory_forget, memory_write

@@ -1,12 +1,11 @@
+from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from api.metrics import SEARCH_SECONDS
 from api.representations import memory_json
+from api.schemas import ContextOut, SearchOut, errors
 from api.serializers import ContextIn, SearchIn
 from api.views.base import ApiView
-from drf_spectacular.utils import extend_schema
-
-from api.schemas import ContextOut, SearchOut, errors
 from memoryapp.context import context_build
 from memoryapp.retrieval import memory_search
 from memoryapp.services.reads import read_audit_record

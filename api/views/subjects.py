@@ -1,15 +1,15 @@
 """Whole-subject operations: erasure, export and the console sign-in link. Export and sign-in
 live in services owned elsewhere and are imported when used, so this door starts without them."""
+
 import importlib
 
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
+from api.schemas import ConsoleLinkOut, JobRefOut, errors
 from api.serializers import EmptyIn
 from api.views.base import ApiView
-from drf_spectacular.utils import extend_schema
-
-from api.schemas import ConsoleLinkOut, JobRefOut, errors
 from memoryapp.errors import ApplicationError
 from memoryapp.services.memories import subject_erase_request
 

@@ -153,6 +153,38 @@ def collect_signals(conv: Conversation, tenant, qvecs) -> list:
     return out
 
 
+def recall_with(convs, signals, evmap, weights) -> dict:
+    """Recall at every k for a relevance configuration, on collected signals."""
+    from memoryapp.retrieval import relevance_scores
+
+    out = {k: [] for k in KS}
+    for conv, sigs in zip(convs, signals):
+        for q, (sig, info) in zip(conv.questions, sigs):
+            rel, _ = relevance_scores(sig, info, weights)
+            ranking = hits_to_turns([sig.ids[i] for i in np.argsort(-rel, kind="stable")[:SEARCH_K]], evmap)
+            for k in KS:
+                out[k].append(recall_at_k(ranking, q.evidence, k))
+    return {k: round(100 * float(np.mean(v)), 1) for k, v in out.items()}
+
+
+def ablation(convs, signals, evmap) -> list[tuple[str, dict]]:
+    """What each step of the ranking adds, cumulatively, from dense similarity alone."""
+    from memoryapp.retrieval import RELEVANCE
+
+    off = {"passage": 0, "text": 0, "neighbour": 0, "speaker": 0, "time": 0}
+    steps = [
+        ("dense only (memory vector)", {**RELEVANCE, **off}),
+        ("+ BM25 text (weighted sum)", {**RELEVANCE, **off, "text": RELEVANCE["text"]}),
+        ("+ neighbour smoothing", {**RELEVANCE, **off, "text": RELEVANCE["text"],
+                                   "neighbour": RELEVANCE["neighbour"]}),
+        ("+ passage vector", {**RELEVANCE, "speaker": 0, "time": 0}),
+        ("+ names in the query", {**RELEVANCE, "time": 0}),
+        ("+ 'when' -> time references", dict(RELEVANCE)),
+        ("  (BM25 text only)", {**RELEVANCE, **off, "dense": 0, "text": 1.0}),
+    ]
+    return [(name, recall_with(convs, signals, evmap, w)) for name, w in steps]
+
+
 def tune(convs, signals, evmap) -> None:
     """Grid search over the relevance weights on the tune split; prints the best settings."""
     from memoryapp.retrieval import RELEVANCE, relevance_scores
@@ -172,10 +204,14 @@ def tune(convs, signals, evmap) -> None:
     print("current weights:", RELEVANCE, "-> R@5 %.1f R@10 %.1f R@25 %.1f" % score(RELEVANCE))
     grid = {
         "dense": [1.0],
-        "text": [0.6, 1.0, 1.5],
-        "neighbour": [0.0, 0.2, 0.35, 0.5],
-        "speaker": [0.0, 0.05, 0.1],
-        "time": [0.0, 0.05, 0.1],
+        "passage": [0.0, 0.5, 1.0, 2.0],
+        "text": [0.8, 1.0],
+        "neighbour": [0.5, 0.7, 0.9],
+        "window": [2],
+        "decay": [0.5, 0.8],
+        "dense_scale": ["raw"],
+        "speaker": [0.2, 0.3],
+        "time": [0.2, 0.3],
     }
     results = []
     for values in itertools.product(*grid.values()):
@@ -192,16 +228,31 @@ def dense_baseline(conv: Conversation, turn_vectors: np.ndarray, qvecs: np.ndarr
     return {qi: _rank(sims[qi], conv) for qi in range(len(conv.questions))}
 
 
-def context_tokens(tenant, conv) -> str:
+def context_tokens(tenant, convs, per_conversation: int = 40) -> str:
+    """Mean and max tokens the context endpoint returns at its default budget (1000), over the
+    first questions of each conversation."""
     try:
-        from memoryapp import context  # noqa: F401
+        from memoryapp.context import context_build
     except ImportError:
-        return "n/a (memoryapp/context.py does not exist yet)"
-    return "n/a (context endpoint not measured by this script yet)"
+        return "n/a (memoryapp/context.py does not exist)"
+    from django.db import transaction
+
+    from memoryapp.tenancy import tenant_activate
+
+    tokens, memories = [], []
+    for conv in convs:
+        for q in conv.questions[:per_conversation]:
+            with transaction.atomic():
+                tenant_activate(tenant=tenant)
+                out = context_build(tenant=tenant, subject_ref=conv.sample_id, query=q.question, token_budget=1000)
+            tokens.append(out["tokens"])
+            memories.append(len(out["memories"]))
+    return (f"mean {np.mean(tokens):.0f}, max {max(tokens)} tokens, mean {np.mean(memories):.1f} memories "
+            f"({len(tokens)} questions, budget 1000)")
 
 
 def report(split: str, convs, results: dict, cats_by_system: dict, counts: dict, n: int, latency: dict,
-           ingestion: list, context: str) -> dict:
+           ingestion: list, context: str, steps: list) -> dict:
     lines = [f"LoCoMo evidence recall, split={split}: {len(convs)} conversations "
              f"({', '.join(c.sample_id for c in convs)}), {sum(len(c.turns) for c in convs)} turns, {n} questions", ""]
     lines.append(f"{'system':<22}" + "".join(f"{'R@' + str(k):>8}" for k in KS))
@@ -225,11 +276,16 @@ def report(split: str, convs, results: dict, cats_by_system: dict, counts: dict,
                          f"({row['events_per_second']:.1f} events/s; embedding {row['embedding_seconds']:.1f}s)"
                          + (f", {row['refused']} refused by policy" if row["refused"] else ""))
     lines.append(f"context tokens at default budget: {context}")
+    lines.append("")
+    lines.append("ablation (relevance only, cumulative)")
+    lines.append(f"{'step':<32}" + "".join(f"{'R@' + str(k):>8}" for k in KS))
+    for name, rk in steps:
+        lines.append(f"{name:<32}" + "".join(f"{rk[k]:8.1f}" for k in KS))
     print("\n".join(lines))
     return {"split": split, "recall": results, "r10_by_category": cats_by_system, "counts": counts, "questions": n,
             "latency_ms": {"plain_p50": percentile(latency["plain"], 50), "plain_p95": percentile(latency["plain"], 95),
                            "embed_p50": percentile(latency["embed"], 50), "embed_p95": percentile(latency["embed"], 95)},
-            "ingestion": ingestion, "text": "\n".join(lines)}
+            "ingestion": ingestion, "ablation": steps, "text": "\n".join(lines)}
 
 
 def plot(out_png: Path) -> None:
@@ -331,7 +387,8 @@ def main(argv=None) -> None:
         counts = evaluated["memory service"][2]
         n = evaluated["memory service"][3]
         out = report(args.split, convs, results, cats, counts, n, {"plain": lat_plain, "embed": lat_embed},
-                     ingestion, context_tokens(tenant, convs[0]))
+                     ingestion, context_tokens(tenant, convs),
+                     ablation(convs, [collect_signals(c, tenant, qvecs[c.sample_id]) for c in convs], evmap))
         RESULTS_DIR.mkdir(parents=True, exist_ok=True)
         (RESULTS_DIR / f"locomo_{args.split}.json").write_text(json.dumps(out, indent=1, default=str))
         if args.plot:

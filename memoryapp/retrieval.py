@@ -34,11 +34,15 @@ from memoryapp.tenancy import tenant_activate
 
 # Relevance weights (tuned on the LoCoMo tune split only; see docs/benchmarks.md).
 RELEVANCE = {
-    "dense": 1.0,       # cosine similarity, min-max scaled within the scope
-    "text": 1.0,        # BM25, scaled by the best BM25 in the scope
-    "neighbour": 0.35,  # the best fused score of the adjacent events' memories
-    "speaker": 0.05,    # the query names the person who said it
-    "time": 0.05,       # a "when" question and a memory that carries a time reference
+    "dense": 1.0,       # cosine similarity of the memory itself
+    "passage": 1.0,     # ... blended with the similarity of its passage (itself and adjacent events)
+    "dense_scale": "raw",  # cosine as is (min-max scaling within the scope measured worse)
+    "text": 0.8,        # BM25, scaled by the best BM25 in the scope
+    "neighbour": 0.7,   # the best fused score among memories of events up to `window` away...
+    "window": 2,
+    "decay": 0.8,       # ... discounted by decay**(distance - 1)
+    "speaker": 0.2,     # the query names the person whose event it is
+    "time": 0.3,        # a "when" question and a memory that carries a time reference
 }
 # Priors added to relevance (kept small: relevance decides, priors break near-ties).
 WEIGHTS = {"recency": 0.10, "importance": 0.08, "confidence": 0.07}
@@ -100,7 +104,11 @@ bm25 AS (
 )
 SELECT s.id, coalesce(1 - (s.embedding <=> %(qvec)s::vector), 0) AS sim, coalesce(bm25.score, 0) AS bm25,
        s.session_id, s.seq, s.speaker, s.statement ~* %(time_regex)s AS has_time,
-       s.valid_from, s.importance, s.confidence, s.source_kind
+       s.valid_from, s.importance, s.confidence, s.source_kind,
+       -- The passage around the memory: the mean of its and its adjacent events' memory vectors.
+       CASE WHEN s.seq IS NULL THEN NULL ELSE coalesce(1 - (avg(s.embedding) OVER (
+           PARTITION BY s.seq IS NULL, s.session_id ORDER BY s.seq ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING
+       ) <=> %(qvec)s::vector), 0) END AS ctx_sim
 FROM scope s LEFT JOIN bm25 ON bm25.id = s.id
 ORDER BY coalesce(1 - (s.embedding <=> %(qvec)s::vector), 0) + coalesce(bm25.score, 0) / 10 DESC
 LIMIT %(pool)s
@@ -122,6 +130,7 @@ class Signals:
     importance: np.ndarray
     confidence: np.ndarray
     untrusted: np.ndarray
+    ctx_sim: np.ndarray | None = None  # similarity of the passage around it (itself when it has none)
     pairs: tuple | None = None  # neighbour index pairs, computed on first use
 
 
@@ -154,6 +163,7 @@ def search_signals(*, tenant: Tenant, subject_id: int, query: str, query_embeddi
         importance=np.array([r[8] for r in rows], dtype=float),
         confidence=np.array([r[9] for r in rows], dtype=float),
         untrusted=np.array([r[10] in UNTRUSTED_SOURCES for r in rows]),
+        ctx_sim=np.array([r[1] if r[11] is None else r[11] for r in rows], dtype=float),
     )
 
 
@@ -164,43 +174,54 @@ def _scaled(values: np.ndarray) -> np.ndarray:
     return (values - lo) / (hi - lo)
 
 
-def neighbour_pairs(sig: Signals) -> tuple[np.ndarray, np.ndarray]:
-    """(i, j) index pairs: memory j's source event is just before or after memory i's, in the same
-    session. Memories without a source event have no neighbours."""
+NEIGHBOUR_WINDOW = 2  # events either side whose memories lend context
+
+
+def neighbour_pairs(sig: Signals) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(i, j, distance): memory j's source event is `distance` events before or after memory i's,
+    in the same session. Memories without a source event have no neighbours."""
     at: dict[tuple, list[int]] = {}
     for j, seq in enumerate(sig.seq):
         if seq is not None:
             at.setdefault((sig.session[j], seq), []).append(j)
-    left, right = [], []
+    left, right, dist = [], [], []
     for i, seq in enumerate(sig.seq):
         if seq is None:
             continue
-        for d in (-1, 1):
-            for j in at.get((sig.session[i], seq + d), ()):
-                left.append(i)
-                right.append(j)
-    return np.array(left, dtype=int), np.array(right, dtype=int)
+        for d in range(1, NEIGHBOUR_WINDOW + 1):
+            for step in (-d, d):
+                for j in at.get((sig.session[i], seq + step), ()):
+                    left.append(i)
+                    right.append(j)
+                    dist.append(d)
+    return np.array(left, dtype=int), np.array(right, dtype=int), np.array(dist, dtype=int)
 
 
-def _neighbour_best(base: np.ndarray, sig: Signals) -> np.ndarray:
-    """For each memory, the best score among its neighbours' (0 when it has none)."""
+def _neighbour_best(base: np.ndarray, sig: Signals, window: int = 1, decay: float = 0.5) -> np.ndarray:
+    """For each memory, the best of its neighbours' scores, those `d` events away discounted by
+    decay**(d-1) (0 when it has none)."""
     if sig.pairs is None:
         sig.pairs = neighbour_pairs(sig)
-    left, right = sig.pairs
+    left, right, dist = sig.pairs
     out = np.zeros_like(base)
-    if len(left):
-        np.maximum.at(out, left, base[right])
+    keep = dist <= window
+    if keep.any():
+        np.maximum.at(out, left[keep], base[right[keep]] * decay ** (dist[keep] - 1))
     return out
 
 
 def relevance_scores(sig: Signals, info: QueryInfo, weights: dict | None = None) -> tuple[np.ndarray, dict]:
     """Fused relevance in [0, 1] per memory, and the components (for score_details)."""
     w = RELEVANCE if weights is None else weights
-    dense = _scaled(sig.sim)
+    dense = _scaled(sig.sim) if w.get("dense_scale", "minmax") == "minmax" else np.clip(sig.sim, 0, 1)
     top = float(sig.bm25.max()) if len(sig.bm25) else 0.0
     text = sig.bm25 / top if top > 0 else np.zeros_like(sig.bm25)
+    if w.get("passage") and sig.ctx_sim is not None:
+        passage = _scaled(sig.ctx_sim) if w.get("dense_scale", "minmax") == "minmax" else np.clip(sig.ctx_sim, 0, 1)
+        dense = (dense + w["passage"] * passage) / (1 + w["passage"])
     base = w["dense"] * dense + w["text"] * text
-    neighbour = _neighbour_best(base, sig) if w.get("neighbour") else np.zeros_like(base)
+    neighbour = (_neighbour_best(base, sig, w.get("window", 1), w.get("decay", 0.5)) if w.get("neighbour")
+                 else np.zeros_like(base))
     speaker = np.array([s in info.names for s in sig.speaker], dtype=float) if info.names else np.zeros_like(base)
     timely = sig.has_time.astype(float) if info.asks_when else np.zeros_like(base)
     total = (base + w.get("neighbour", 0) * neighbour + w.get("speaker", 0) * speaker

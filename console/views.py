@@ -4,7 +4,6 @@ import json
 
 from django.contrib import messages
 from django.contrib.auth import login, logout
-from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
@@ -18,7 +17,7 @@ from console.access import console_context, console_view
 from console.charts import growth_chart
 from console.forms import CorrectionForm, EraseForm, MemoryFilterForm
 from memoryapp.errors import ApplicationError, NotFound
-from memoryapp.models import ConsoleAccount, Job, Tenant
+from memoryapp.models import Job, Tenant
 from memoryapp.selectors.console import export_file_get, memory_growth, memory_timeline
 from memoryapp.selectors.memories import job_get, memory_history, memory_list as memories_select
 from memoryapp.services.memories import memory_correct, memory_descendants, memory_forget, subject_erase_request
@@ -126,7 +125,6 @@ def _detail_context(ctx, memory_id: str, subject_ref: str) -> dict:
         "replaced": [v for v in history["versions"] if v.superseded_by_id == memory.pk],
         "replaced_by": memory.superseded_by if memory.superseded_by and not memory.superseded_by.erasing else None,
         "derived_from": [m for m in memory.derived_from.all()],
-        "derives": [m for m in history["derived"] if memory in m.derived_from.all()],
         "source": memory.source_event,
     }
 

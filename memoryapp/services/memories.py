@@ -231,7 +231,10 @@ def _memory_write(*, tenant, subject_ref, draft, actor, embedding, supersede) ->
 
     to_retire: list[Memory] = list(supersede or [])
     conflicts: list[Memory] = []
-    if draft.key:
+    # A proposed procedure replaces nothing until an admin approves it (memory_review retires
+    # the active one then); until that moment the agent keeps following the approved version.
+    proposal = (draft.status or initial_status(memory_type=draft.memory_type)) == Memory.Status.PENDING_APPROVAL
+    if draft.key and not proposal:
         rivals = Memory.objects.select_for_update().filter(
             tenant=tenant, subject=subject, namespace=draft.namespace, key=draft.key,
             status=Memory.Status.ACTIVE, erasing=False,

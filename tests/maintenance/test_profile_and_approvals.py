@@ -114,3 +114,22 @@ def test_another_tenant_cannot_review_a_procedure(tenant_a, tenant_b, actor):
         memory_review(tenant=tenant_b, memory=pending, approve=True, actor=actor)
     with as_tenant(tenant_a):
         assert Memory.objects.get(pk=pending.pk).status == "pending_approval"
+
+
+def test_a_proposed_procedure_leaves_the_approved_one_active_until_it_is_approved(tenant_a, actor):
+    from memoryapp.services.memories import MemoryDraft, memory_write
+
+    def propose(statement):
+        return memory_write(tenant=tenant_a, subject_ref="alice", actor=actor, draft=MemoryDraft(
+            statement=statement, memory_type="procedural", key="agent:report_format", namespace="reports"))
+
+    first = propose("Reports list GPU card count.").memory
+    memory_review(tenant=tenant_a, memory=first, approve=True, actor=actor)
+    second = propose("Reports list GPU card count and GPU hours.").memory
+    with as_tenant(tenant_a):
+        assert Memory.objects.get(pk=first.pk).status == "active"
+        assert Memory.objects.get(pk=second.pk).status == "pending_approval"
+    memory_review(tenant=tenant_a, memory=second, approve=True, actor=actor)
+    with as_tenant(tenant_a):
+        old = Memory.objects.get(pk=first.pk)
+        assert old.status == "superseded" and old.superseded_by_id == second.pk

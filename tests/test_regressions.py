@@ -196,6 +196,9 @@ def test_embedding_model_upgrade_reindex_golden_set_does_not_drift(tenant_a, act
     for query, answer in golden.items():
         with as_tenant(tenant_a):
             assert answer in Memory.objects.get(pk=before[query][0]).statement
+    with as_tenant(tenant_a):
+        original = {pk: np.asarray(v, dtype=np.float32) for pk, v in
+                    Memory.objects.filter(tenant=tenant_a).values_list("pk", "embedding")}
     # The "old model" left other vectors behind: scramble them and mark them stale.
     rng = np.random.default_rng(0)
     with as_tenant(tenant_a):
@@ -214,4 +217,11 @@ def test_embedding_model_upgrade_reindex_golden_set_does_not_drift(tenant_a, act
         from memoryapp.models import Job
 
         assert Job.objects.get(pk=job.pk).result["reembedded"] == total
-    assert top3() == before
+        # Re-embedded in other batches, a vector may differ in float noise, never more.
+        for pk, vector in Memory.objects.filter(tenant=tenant_a).values_list("pk", "embedding"):
+            assert float(np.dot(original[pk], np.asarray(vector, dtype=np.float32))) > 0.999
+    after = top3()
+    # The answer to every golden question is unchanged; ranks 2-3 may swap only between near ties.
+    for query in golden:
+        assert after[query][0] == before[query][0], query
+        assert len(set(after[query]) & set(before[query])) >= 2, query

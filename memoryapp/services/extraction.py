@@ -240,7 +240,12 @@ def _apply_chunk(*, tenant: Tenant, prepared: list[Prepared], episode_vectors, c
             totals["skipped_erasing"] += 1
         else:
             _apply_candidates(tenant=tenant, p=p, candidate_vectors=candidate_vectors, totals=totals)
-        quarantined = event.quarantined or p.untrusted or (p.instruction_like and event.role not in SELF_ROLES)
+        # An admin's release (services/quarantine.py) takes the event out of quarantine for good;
+        # its content keeps its trust label, so untrusted text still never becomes a durable fact.
+        released = "released" in (event.flags or [])
+        quarantined = not released and (
+            event.quarantined or p.untrusted or (p.instruction_like and event.role not in SELF_ROLES)
+        )
         totals["quarantined"] += int(quarantined and not event.quarantined)
         Event.objects.filter(pk=event.pk).update(
             status=Event.Status.PROCESSED, processed_at=now, content=p.content,

@@ -1,10 +1,14 @@
-from django.db import transaction
+import logging
+
+from django.db import OperationalError, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from memoryapp.dispatch import job_enqueue_on_commit
 from memoryapp.models import Job, Tenant
 from memoryapp.tenancy import tenant_activate
+
+logger = logging.getLogger(__name__)
 
 
 @transaction.atomic
@@ -65,11 +69,22 @@ def job_run(*, tenant_id: int, job_id: str, runners: dict) -> None:
         if runner is None:
             raise RuntimeError(f"no runner for job kind {job.kind!r}")
         result = runner(tenant=tenant, job=job)
+    except OperationalError:
+        # Transient (the database went away): hand the job back so the task's retry, or the
+        # outbox sweeper, can claim it again. If even that fails, the sweeper resets silent jobs.
+        try:
+            with transaction.atomic():
+                tenant_activate(tenant=tenant)
+                Job.objects.filter(id=job.id, status=Job.Status.RUNNING).update(status=Job.Status.QUEUED)
+        except OperationalError:
+            pass
+        raise
     except Exception as exc:
+        logger.exception("job %s (%s) failed", job.public_id, job.kind)
         with transaction.atomic():
             tenant_activate(tenant=tenant)
             job_finish(job_id=job.id, error=f"{type(exc).__name__}: {exc}"[:2000])
-        raise
+        return
     with transaction.atomic():
         tenant_activate(tenant=tenant)
         job_finish(job_id=job.id, result=result)

@@ -169,6 +169,16 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Several fields share a name ("status", "kind") across objects; name each choice set once.
+    "ENUM_NAME_OVERRIDES": {
+        "MemoryStatusEnum": "memoryapp.models.Memory.Status",
+        "EventStatusEnum": "memoryapp.models.Event.Status",
+        "JobStatusEnum": "memoryapp.models.Job.Status",
+        "JobKindEnum": "memoryapp.models.Job.Kind",
+        "SourceKindEnum": "memoryapp.models.SourceKind",
+        "MemoryTypeEnum": "memoryapp.models.Memory.Type",
+        "HealthStatusEnum": ["ok", "unavailable"],
+    },
 }
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

@@ -49,3 +49,11 @@ def test_real_answers_match_the_documented_schemas(client_a):
     doc.check("/api/v1/subjects/{subject}/events", "post", 202, events)
     doc.check("/api/v1/jobs/{job_id}", "get", 200, client_a.get(f"/api/v1/jobs/{events['job']}").json())
     doc.check("/api/v1/subjects/{subject}/search", "post", 400, post(client_a, "subjects/alice/search", {}).json())
+
+
+def test_the_schema_generates_without_warnings(tmp_path):
+    from django.core.management import call_command
+
+    # --fail-on-warn raises on any ambiguity (e.g. two choice sets sharing an enum name).
+    call_command("spectacular", "--fail-on-warn", "--file", str(tmp_path / "schema.yml"))
+    assert "MemoryStatusEnum" in (tmp_path / "schema.yml").read_text()

@@ -194,7 +194,7 @@ def main() -> int:
         gunicorn = subprocess.Popen(
             [GUNICORN, "memoryapp.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(args.workers),
              "--threads", str(args.threads), "--worker-class", "gthread", "--timeout", "120", "--log-level", "warning",
-             "--config", os.path.join(ROOT, "bench", "gunicorn_warm.py")],
+             "--config", "python:memoryapp.gunicorn_config"],
             cwd=ROOT, env=env, start_new_session=True,
         )
         wait_ready(port)

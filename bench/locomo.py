@@ -135,7 +135,7 @@ def collect_signals(conv: Conversation, tenant, qvecs) -> list:
     from django.db import transaction
     from django.utils import timezone
 
-    from memoryapp.models import Memory
+    from memoryapp.models import MemoryEvidence
     from memoryapp.query import query_understand
     from memoryapp.retrieval import search_signals
     from memoryapp.selectors.memories import subject_find
@@ -361,13 +361,14 @@ def main(argv=None) -> None:
             tune(convs, signals, evmap)
             return
 
-        from memoryapp.models import Memory
+        from memoryapp.models import MemoryEvidence
         with as_tenant(tenant):
             # Baseline vectors: the stored memory embeddings are exactly the turn texts' vectors.
             for conv in convs:
                 if conv.sample_id not in turn_vectors:
-                    rows = dict(Memory.objects.filter(tenant=tenant, subject__external_id=conv.sample_id)
-                                .values_list("source_event__event_id", "embedding"))
+                    # Through evidence: a repeated turn reinforced an identical memory instead of adding one.
+                    rows = dict(MemoryEvidence.objects.filter(tenant=tenant, memory__subject__external_id=conv.sample_id)
+                                .values_list("event__event_id", "memory__embedding"))
                     turn_vectors[conv.sample_id] = np.array([rows[t.dia_id] for t in conv.turns], dtype=np.float32)
         service, lat_plain, lat_embed = [], [], []
         for conv in convs:

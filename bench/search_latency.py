@@ -104,7 +104,7 @@ def load(total: int, rng: random.Random) -> tuple[list, dict]:
 
     # A pool of distinct real statements and their real embeddings.
     pool_rng = random.Random(7)
-    pool = sorted({fill(rng.choice(TEMPLATES), pool_rng) for _ in range(6000)})
+    pool = sorted({fill(rng.choice(TEMPLATES), pool_rng) for _ in range(3000)})
     start = time.perf_counter()
     pool_vectors = embeddings.embed_texts(pool, batch_size=64)
     print(f"embedded a pool of {len(pool)} distinct statements in {time.perf_counter() - start:.1f}s", flush=True)

@@ -137,6 +137,7 @@ def collect_signals(conv: Conversation, tenant, qvecs) -> list:
 
     from memoryapp.models import MemoryEvidence
     from memoryapp.query import query_understand
+    from memoryapp.models import Memory
     from memoryapp.retrieval import search_signals
     from memoryapp.selectors.memories import subject_find
     from memoryapp.tenancy import tenant_activate

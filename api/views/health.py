@@ -5,6 +5,9 @@ from django.db import connection
 from django.db import transaction
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
+# Imported from its module at load time: kombu's package-level lazy attributes are not safe to
+# resolve for the first time from several request threads at once (seen as an ImportError).
+from kombu.connection import Connection
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from rest_framework import status
 from rest_framework.permissions import AllowAny
@@ -29,8 +32,6 @@ def database_status() -> str:
 
 
 def broker_status() -> str:
-    from kombu import Connection
-
     try:
         with Connection(settings.CELERY_BROKER_URL, connect_timeout=BROKER_TIMEOUT_SECONDS,
                         transport_options=settings.CELERY_BROKER_TRANSPORT_OPTIONS) as conn:

@@ -231,33 +231,34 @@ def _memory_write(*, tenant, subject_ref, draft, actor, embedding, supersede) ->
 
     to_retire: list[Memory] = list(supersede or [])
     conflicts: list[Memory] = []
+    newer: Memory | None = None
     # A proposed procedure replaces nothing until an admin approves it (memory_review retires
     # the active one then); until that moment the agent keeps following the approved version.
     proposal = (draft.status or initial_status(memory_type=draft.memory_type)) == Memory.Status.PENDING_APPROVAL
     if draft.key and not proposal:
-        rivals = Memory.objects.select_for_update().filter(
+        rivals = list(Memory.objects.select_for_update().filter(
             tenant=tenant, subject=subject, namespace=draft.namespace, key=draft.key,
             status=Memory.Status.ACTIVE, erasing=False,
-        )
-        for rival in rivals:
-            if rival in to_retire:
-                continue
-            if rival.valid_from > valid_from:
-                # A late-arriving older fact becomes history: it never replaces a newer one.
-                draft.status = Memory.Status.SUPERSEDED
-                to_retire = []
-                break
-            if replaces(old=rival, draft=draft):
-                to_retire.append(rival)
-            else:
-                conflicts.append(rival)
+        ))
+        newer = min((r for r in rivals if r.valid_from > valid_from), key=lambda r: r.valid_from, default=None)
+        if newer is not None:
+            # A late-arriving older fact becomes history: it never replaces a newer one.
+            draft.status = Memory.Status.SUPERSEDED
+            to_retire = []
+        else:
+            for rival in rivals:
+                if rival in to_retire:
+                    continue
+                if replaces(old=rival, draft=draft):
+                    to_retire.append(rival)
+                else:
+                    conflicts.append(rival)
     if conflicts:
         draft.flags = [*draft.flags, "conflict"]
 
     memory = _new_memory(tenant=tenant, subject=subject, draft=draft, embedding=embedding, valid_from=valid_from)
-    if draft.status == Memory.Status.SUPERSEDED:
-        # It held until the newer fact began.
-        newer = rivals.order_by("valid_from").first()
+    if newer is not None:
+        # It held until the earliest newer fact began.
         memory.valid_to = newer.valid_from
         memory.superseded_by = newer
         memory.save(update_fields=["valid_to", "superseded_by"])

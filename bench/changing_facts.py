@@ -62,7 +62,8 @@ FACTS = {
         "Actually, things changed: I moved to {v}.", "I relocated to {v} last month.", "I live in {v} now.",
         "Quick update: I'm now living in {v}.", "We just moved to {v}, still unpacking.",
         "I don't live in the old place anymore, I live in {v}.", "Since the spring I've been living in {v}.",
-    ], ["Where does the user live?", "Which city is the user's home?", "What city does the user live in?"]),
+    ], ["Where does the user live?", "Which city is the user's home?", "What city does the user live in?",
+        "In which town is the user based these days?", "Where is the user's home now?"]),
     "job": (JOBS, [
         "I work as a {v}.", "I'm a {v}.", "My job is {v}.", "By profession I'm a {v}.",
         "I've worked as a {v} for years.", "I earn my living as a {v}.",
@@ -70,56 +71,63 @@ FACTS = {
         "Actually, things changed: I work as a {v}.", "I switched careers and became a {v}.",
         "I'm now working as a {v}.", "I retrained as a {v} this year.", "These days I work as a {v}.",
         "Correction: I'm a {v} now.",
-    ], ["What is the user's job?", "What does the user do for a living?", "What is the user's profession?"]),
+    ], ["What is the user's job?", "What does the user do for a living?", "What is the user's profession?",
+        "What line of work is the user in?", "What's the user's occupation?"]),
     "employer": (COMPANIES, [
         "I work at {v}.", "I'm employed by {v}.", "My employer is {v}.", "I work for {v}.",
     ], [
         "I just joined {v}.", "I started working at {v} last week.", "I work for {v} now.",
         "Actually, I left my old company and work at {v}.", "My new employer is {v}.",
-    ], ["Which company does the user work for?", "Who is the user's employer?"]),
+    ], ["Which company does the user work for?", "Who is the user's employer?", "Where is the user employed?"]),
     "pet": (PETS, [
         "My pet is a {v}.", "I have a {v}.", "I have a {v} named {n}.", "My {v} is called {n}.",
         "I adopted a {v} called {n} a while ago.",
     ], [
         "Actually, things changed: My pet is a {v}.", "I adopted a {v} named {n}.", "I now have a {v}.",
         "My pet is a {v} these days.", "Update: I got a {v} called {n}.",
-    ], ["What pet does the user have?", "What kind of animal is the user's pet?"]),
+    ], ["What pet does the user have?", "What kind of animal is the user's pet?",
+        "Does the user have an animal at home?"]),
     "food": (FOODS, [
         "My favourite food is {v}.", "My favorite food is {v}.", "{v} is my favourite food.",
         "My all-time favourite dish is {v}.",
     ], [
         "Actually, my favourite food is {v} now.", "These days my favourite food is {v}.",
         "My favourite food has become {v}.", "{v} is my new favourite food.",
-    ], ["What is the user's favourite food?", "Which dish does the user like best?"]),
+    ], ["What is the user's favourite food?", "Which dish does the user like best?",
+        "What does the user love to eat most?"]),
     "partner": (PARTNERS, [
         "My wife is called {v}.", "My partner's name is {v}.", "I'm married to {v}.", "My husband is {v}.",
     ], [
         "I'm now dating {v}.", "My partner is {v} now.", "Actually, my partner's name is {v}.",
         "I'm engaged to {v}.",
-    ], ["What is the name of the user's partner?", "Who is the user's partner?"]),
+    ], ["What is the name of the user's partner?", "Who is the user's partner?",
+        "Who is the user in a relationship with?"]),
     "car": (CARS, [
         "I drive a {v}.", "My car is a {v}.", "I own a {v}.",
     ], [
         "I bought a {v} last week.", "I drive a {v} now.", "Actually, my car is a {v} these days.",
         "I traded in my old car and now drive a {v}.",
-    ], ["What car does the user drive?", "What kind of car does the user have?"]),
+    ], ["What car does the user drive?", "What kind of car does the user have?", "What vehicle does the user own?"]),
     "sport": (SPORTS, [
         "My favourite sport is {v}.", "{v} is my favourite sport.", "My favorite sport is {v}.",
     ], [
         "Actually, my favourite sport is {v} now.", "These days my favourite sport is {v}.",
         "{v} has become my favourite sport.",
-    ], ["What is the user's favourite sport?", "Which sport does the user like most?"]),
+    ], ["What is the user's favourite sport?", "Which sport does the user like most?",
+        "What sport is the user into?"]),
     "drink": (DRINKS, [
         "My favourite drink is {v}.", "My go-to drink is {v}.", "{v} is my favourite drink.",
     ], [
         "My favourite drink is {v} now.", "Actually, these days my favourite drink is {v}.",
         "I've switched: my favourite drink is {v}.",
-    ], ["What is the user's favourite drink?", "What does the user like to drink?"]),
+    ], ["What is the user's favourite drink?", "What does the user like to drink?",
+        "What's the user's go-to beverage?"]),
     "hobby": (HOBBIES, [
         "My hobby is {v}.", "My main hobby is {v}.", "In my spare time, my hobby is {v}.",
     ], [
         "I've taken up {v}.", "My hobby is {v} now.", "Actually, my main hobby these days is {v}.",
-    ], ["What is the user's hobby?", "What does the user do in their spare time?"]),
+    ], ["What is the user's hobby?", "What does the user do in their spare time?",
+        "How does the user like to spend free time?"]),
 }
 
 SMALL_TALK = [

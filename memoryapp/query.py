@@ -23,6 +23,7 @@ _NOT_NAMES = frozenset(
 class QueryInfo:
     names: frozenset = field(default_factory=frozenset)  # lower-cased
     asks_when: bool = False
+    keys: tuple = ()  # (key, weight): the attributes it asks about, from its embedding (keyroute.py)
 
 
 def query_understand(query: str) -> QueryInfo:

@@ -17,7 +17,7 @@ Why these pieces (measured on LoCoMo, see docs/benchmarks.md):
   neighbouring events match is more likely to be the answer.
 """
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import numpy as np
@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from memoryapp import embeddings
 from memoryapp.models import Memory, Tenant, UNTRUSTED_SOURCES
+from memoryapp.keyroute import key_weight, keys_for_query
 from memoryapp.query import QueryInfo, query_understand
 from memoryapp.selectors.memories import memory_queryset, subject_find
 from memoryapp.tenancy import tenant_activate
@@ -43,6 +44,7 @@ RELEVANCE = {
     "decay": 0.8,       # ... discounted by decay**(distance - 1)
     "speaker": 0.2,     # the query names the person whose event it is
     "time": 0.3,        # a "when" question and a memory that carries a time reference
+    "key": 0.5,         # the query asks about the attribute the memory is filed under (keyroute.py)
 }
 # Priors added to relevance (kept small: relevance decides, priors break near-ties).
 WEIGHTS = {"recency": 0.10, "importance": 0.08, "confidence": 0.07}
@@ -71,7 +73,7 @@ class SearchHit:
 _SQL = """
 WITH scope AS MATERIALIZED (
     SELECT m.id, m.embedding, m.search_vector, m.statement, m.valid_from, m.importance, m.confidence,
-           m.source_kind, e.session_id, e.seq, e.speaker
+           m.source_kind, m.key, e.session_id, e.seq, e.speaker
     FROM memoryapp_memory m
     LEFT JOIN memoryapp_event e ON e.id = m.source_event_id AND e.tenant_id = m.tenant_id
     WHERE m.tenant_id = %(tenant)s AND m.subject_id = %(subject)s AND NOT m.erasing
@@ -108,7 +110,8 @@ SELECT s.id, coalesce(1 - (s.embedding <=> %(qvec)s::vector), 0) AS sim, coalesc
        -- The passage around the memory: the mean of its and its adjacent events' memory vectors.
        CASE WHEN s.seq IS NULL THEN NULL ELSE coalesce(1 - (avg(s.embedding) OVER (
            PARTITION BY s.seq IS NULL, s.session_id ORDER BY s.seq ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING
-       ) <=> %(qvec)s::vector), 0) END AS ctx_sim
+       ) <=> %(qvec)s::vector), 0) END AS ctx_sim,
+       s.key
 FROM scope s LEFT JOIN bm25 ON bm25.id = s.id
 ORDER BY coalesce(1 - (s.embedding <=> %(qvec)s::vector), 0) + coalesce(bm25.score, 0) / 10 DESC
 LIMIT %(pool)s
@@ -132,6 +135,7 @@ class Signals:
     untrusted: np.ndarray
     ctx_sim: np.ndarray | None = None  # similarity of the passage around it (itself when it has none)
     pairs: tuple | None = None  # neighbour index pairs, computed on first use
+    key: list | None = None  # the normalised key each memory is filed under ("" when none)
 
 
 def _vector_literal(vector: np.ndarray) -> str:
@@ -164,6 +168,7 @@ def search_signals(*, tenant: Tenant, subject_id: int, query: str, query_embeddi
         confidence=np.array([r[9] for r in rows], dtype=float),
         untrusted=np.array([r[10] in UNTRUSTED_SOURCES for r in rows]),
         ctx_sim=np.array([r[1] if r[11] is None else r[11] for r in rows], dtype=float),
+        key=[r[12] or "" for r in rows],
     )
 
 
@@ -224,10 +229,17 @@ def relevance_scores(sig: Signals, info: QueryInfo, weights: dict | None = None)
                  else np.zeros_like(base))
     speaker = np.array([s in info.names for s in sig.speaker], dtype=float) if info.names else np.zeros_like(base)
     timely = sig.has_time.astype(float) if info.asks_when else np.zeros_like(base)
+    # The attribute the query asks about (memoryapp/keyroute.py): its facts get a boost, and
+    # only then does the boost take part in the normalisation, so other queries score as before.
+    routed = dict(info.keys)
+    keyed = (np.array([key_weight(k, routed) for k in sig.key], dtype=float)
+             if routed and sig.key is not None and w.get("key") else None)
     total = (base + w.get("neighbour", 0) * neighbour + w.get("speaker", 0) * speaker
              + w.get("time", 0) * timely)
+    if keyed is not None:
+        total = total + w["key"] * keyed
     norm = w["dense"] + w["text"] + w.get("neighbour", 0) * (w["dense"] + w["text"]) + w.get("speaker", 0) \
-        + w.get("time", 0)
+        + w.get("time", 0) + (w["key"] if keyed is not None else 0)
     return total / norm, {"dense": dense, "text": text, "neighbour": neighbour}
 
 
@@ -263,7 +275,7 @@ def memory_search(
     )
     if not sig.ids:
         return []
-    info = query_understand(query)
+    info = replace(query_understand(query), keys=keys_for_query(qvec))
     relevance, parts = relevance_scores(sig, info)
     half_life = settings.MEMORY_RECENCY_HALF_LIFE_DAYS
     age_days = np.array([max((as_of - v).total_seconds(), 0) / 86400 for v in sig.valid_from])

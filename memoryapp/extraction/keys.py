@@ -47,3 +47,42 @@ def preference_key(topic_phrase: str) -> str:
 
 def user_key(attribute: str) -> str:
     return f"user:{attribute}"
+
+
+# What each key means, in the words a question about it would use. Retrieval compares a query's
+# embedding with these (memoryapp/keyroute.py) to tell which attribute a question asks about even
+# when it shares no word with the stored fact ("What does the user do for a living?" and
+# "The user works as a pilot."). A trailing ":" names a family of keys ("user:allergy:<what>").
+DESCRIPTIONS = {
+    "user:home_city": "Home city: where the user lives, the city or town they live in now",
+    "user:work_city": "Work city: the city where the user works",
+    "user:hometown": "Hometown: where the user is originally from, where they grew up",
+    "user:job": "Job / profession / occupation: what the user does for work, for a living, their career",
+    "user:employer": "Employer / company: the company or organisation the user works for",
+    "user:pet": "Pet: the user's pet animal, its kind and name",
+    "user:partner": "Partner / spouse: the user's partner, wife, husband, boyfriend or girlfriend",
+    "user:car": "Car: the car or vehicle the user drives or owns",
+    "user:hobby": "Hobby / pastime: what the user does in their free or spare time",
+    "user:diet": "Diet: what the user eats or avoids eating, vegetarian, vegan",
+    "user:name": "Name: the user's name, what they are called",
+    "user:age": "Age: how old the user is",
+    "user:birthday": "Birthday: the user's date of birth, when they were born",
+    "user:native_language": "Native language: the user's mother tongue, the language they grew up speaking",
+    "user:timezone": "Timezone: the user's time zone",
+    "user:allergy:": "Allergies: what the user is allergic to",
+}
+
+
+def key_descriptions() -> dict[str, str]:
+    """Every describable key: the fixed attributes, and a favourite for each preference topic
+    (described by all the words that name that topic, so "dish" finds favourite food)."""
+    words: dict[str, list[str]] = {}
+    for word, topic in TOPICS.items():
+        words.setdefault(topic, []).append(word)
+    out = dict(DESCRIPTIONS)
+    for topic, names in words.items():
+        label = topic.replace("_", " ")
+        out[f"user:preference:{topic}"] = (
+            f"Favourite {label}: the {', '.join(dict.fromkeys([label, *names]))} the user likes best or prefers"
+        )
+    return out

@@ -8,7 +8,11 @@ little noise (renormalised), so the load takes seconds instead of the ~10 minute
 100,000 sentences on two cores would. Searches then run through the application role, under
 row-level security, exactly as a request would.
 
-    python bench/search_latency.py [--memories 100000] [--queries 1000] [--keep]
+    python bench/search_latency.py [--memories 100000] [--queries 1000] [--k 10] [--keep | --reuse]
+
+`--keep` leaves the database for later runs and `--reuse` measures on a kept one (no reload), so
+two versions of the code can be compared on the very same rows and queries. The load average is
+printed beside the figures: the machine is shared and timings move with it.
 """
 from __future__ import annotations
 
@@ -157,7 +161,22 @@ def load(total: int, rng: random.Random) -> tuple[list, dict]:
     return tenants, subjects
 
 
-def measure(tenants, subjects, queries: int, rng: random.Random) -> dict:
+def reuse(memories: int) -> tuple[list, dict]:
+    """Tenants and subjects of a kept database (what `load` returned when it was made)."""
+    from django.db import transaction
+
+    from memoryapp.models import Memory, Tenant
+    from memoryapp.tenancy import tenant_activate
+
+    tenants = list(Tenant.objects.filter(slug__startswith="bench-").order_by("pk"))
+    with transaction.atomic():
+        tenant_activate(tenant=tenants[0])
+        loaded = Memory.objects.filter(tenant=tenants[0]).count() * len(tenants)
+    print(f"reusing {DB_NAME}: about {loaded:,} memories (asked for {memories:,})", flush=True)
+    return tenants, {t.pk: [f"user_{s:04d}" for s in range(SUBJECTS_PER_TENANT)] for t in tenants}
+
+
+def measure(tenants, subjects, queries: int, rng: random.Random, k: int = 10) -> dict:
     from django.db import transaction
 
     from memoryapp import embeddings
@@ -174,11 +193,11 @@ def measure(tenants, subjects, queries: int, rng: random.Random) -> dict:
         for (tenant, subject_ref, query), vector in zip(plan, vectors):
             start = time.perf_counter()
             with transaction.atomic():  # what ATOMIC_REQUESTS gives a request
-                hits = memory_search(tenant=tenant, subject_ref=subject_ref, query=query, k=10,
+                hits = memory_search(tenant=tenant, subject_ref=subject_ref, query=query, k=k,
                                      query_embedding=None if with_embedding else vector)
             times.append(1000 * (time.perf_counter() - start))
             returned += len(hits)
-        assert returned >= 10 * len(plan) * 0.99, "searches returned too few memories: the load is wrong"
+        assert returned >= min(k, 80) * len(plan) * 0.99, "searches returned too few memories: the load is wrong"
         return times
 
     run(False)[:0]  # warm-up pass: connections, caches, the psycopg prepared statements
@@ -204,28 +223,36 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--memories", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=1000)
+    ap.add_argument("--k", type=int, default=10, help="memories asked for per search")
     ap.add_argument("--keep", action="store_true", help="keep the benchmark database")
+    ap.add_argument("--reuse", action="store_true", help="measure on a kept database (implies --keep)")
     args = ap.parse_args(argv)
+    args.keep = args.keep or args.reuse
 
     benchdb.django_setup()
     from memoryapp import embeddings
 
     rng = random.Random(42)
-    existed = benchdb.use(DB_NAME, create=True)
-    if existed:
-        raise SystemExit(f"database {DB_NAME} already exists (a kept run?): drop it first")
+    existed = benchdb.use(DB_NAME, create=not args.reuse)
+    if existed and not args.reuse:
+        raise SystemExit(f"database {DB_NAME} already exists (a kept run?): --reuse it or drop it first")
     try:
         embeddings.warm_up()
-        tenants, subjects = load(args.memories, rng)
-        result = measure(tenants, subjects, args.queries, rng)
+        tenants, subjects = reuse(args.memories) if args.reuse else load(args.memories, rng)
+        # The queries come from their own seed, so a reused database gets the same plan as a fresh one.
+        load_before = os.getloadavg()
+        result = measure(tenants, subjects, args.queries, random.Random(4242), k=args.k)
+        load_after = os.getloadavg()
         rate = embedder_rate()
         print()
-        print(f"memory_search k=10 over {args.memories:,} memories ({TENANTS} tenants, "
+        print(f"memory_search k={args.k} over {args.memories:,} memories ({TENANTS} tenants, "
               f"{TENANTS * SUBJECTS_PER_TENANT:,} subjects), {args.queries} queries, ms:")
         print(f"{'':<20}{'p50':>8}{'p95':>8}{'p99':>8}")
         for name, row in result.items():
             print(f"{name:<20}{row[50]:8.1f}{row[95]:8.1f}{row[99]:8.1f}")
         print(f"embedder: {rate:.0f} sentences/s (batch 32)")
+        print("load average before / after measuring: " + " / ".join(
+            ", ".join(f"{x:.2f}" for x in avg) for avg in (load_before, load_after)))
     finally:
         if not args.keep:
             benchdb.drop(DB_NAME)

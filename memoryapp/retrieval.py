@@ -22,16 +22,14 @@ from datetime import datetime
 
 import numpy as np
 from django.conf import settings
-from django.db import connection
-from django.db.models import F
 from django.utils import timezone
 
 from memoryapp import embeddings
 from memoryapp.models import Memory, Tenant, UNTRUSTED_SOURCES
 from memoryapp.keyroute import key_weight, keys_for_query
 from memoryapp.query import QueryInfo, query_understand
-from memoryapp.selectors.memories import memory_queryset, subject_find
-from memoryapp.tenancy import tenant_activate
+from memoryapp.selectors.hits import memories_for_hits
+from memoryapp.tenancy import tenant_activate_and_query
 
 # Relevance weights (tuned on the LoCoMo tune split only; see docs/benchmarks.md).
 RELEVANCE = {
@@ -76,7 +74,7 @@ WITH scope AS MATERIALIZED (
            m.source_kind, m.key, e.session_id, e.seq, e.speaker
     FROM memoryapp_memory m
     LEFT JOIN memoryapp_event e ON e.id = m.source_event_id AND e.tenant_id = m.tenant_id
-    WHERE m.tenant_id = %(tenant)s AND m.subject_id = %(subject)s AND NOT m.erasing
+    WHERE m.tenant_id = %(tenant)s AND m.subject_id = {subject} AND NOT m.erasing
       AND m.status = ANY(%(statuses)s)
       AND m.valid_from <= %(as_of)s
       AND (%(all_versions)s OR m.valid_to IS NULL OR m.valid_to > %(as_of)s)
@@ -142,19 +140,26 @@ def _vector_literal(vector: np.ndarray) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
 
 
-def search_signals(*, tenant: Tenant, subject_id: int, query: str, query_embedding: np.ndarray, as_of: datetime,
-                   now: datetime, statuses: list[str], include_superseded: bool, extra_sql: str = "",
-                   extra_params: dict | None = None) -> Signals:
-    """Every in-scope memory's raw relevance signals. The caller has activated `tenant`."""
+# The subject, found by its external id inside the ranking statement: a missing subject, or one
+# being erased, leaves the scope empty (an empty answer), and costs no round trip of its own.
+_SUBJECT_BY_REF = ("(SELECT sub.id FROM memoryapp_subject sub WHERE sub.tenant_id = %(tenant)s"
+                   " AND sub.external_id = %(subject_ref)s AND sub.status = 'active')")
+
+
+def search_signals(*, tenant: Tenant, subject_id: int | None = None, subject_ref: str | None = None, query: str,
+                   query_embedding: np.ndarray, as_of: datetime, now: datetime, statuses: list[str],
+                   include_superseded: bool, extra_sql: str = "", extra_params: dict | None = None) -> Signals:
+    """Every in-scope memory's raw relevance signals, for the subject given by pk or by external
+    id. Binds the open transaction to `tenant` in the same round trip as the ranking query."""
     params = dict(extra_params or {})
     params.update(
-        tenant=tenant.pk, subject=subject_id, statuses=statuses, as_of=as_of, all_versions=include_superseded,
+        tenant=tenant.pk, subject=subject_id, subject_ref=subject_ref, statuses=statuses,
+        as_of=as_of, all_versions=include_superseded,
         now=now, qvec=_vector_literal(query_embedding), query=query[:4000], k1=BM25_K1, b=BM25_B,
         time_regex=_TIME_REGEX, pool=POOL,
     )
-    with connection.cursor() as cursor:
-        cursor.execute(_SQL.replace("{extra}", extra_sql), params)
-        rows = cursor.fetchall()
+    sql = _SQL.replace("{subject}", "%(subject)s" if subject_id is not None else _SUBJECT_BY_REF)
+    rows = tenant_activate_and_query(tenant=tenant, sql=sql.replace("{extra}", extra_sql), params=params)
     return Signals(
         ids=[r[0] for r in rows],
         sim=np.array([r[1] for r in rows], dtype=float),
@@ -249,11 +254,10 @@ def memory_search(
     min_score: float | None = None, query_embedding: np.ndarray | None = None, record_access: bool = True,
 ) -> list[SearchHit]:
     """The subject's best memories for `query`, best first. Needs an open transaction (the
-    request's or the caller's): it binds it to `tenant` for row-level security."""
-    tenant_activate(tenant=tenant)
-    subject = subject_find(tenant=tenant, external_id=subject_ref)
-    if subject is None:
-        return []
+    request's or the caller's): it binds it to `tenant` for row-level security.
+
+    Two round trips whatever `k`: the tenant binding with the ranking query, then the hits' rows
+    with their relations and the access count (selectors/hits.py)."""
     now = timezone.now()
     as_of = as_of or now
     statuses = [Memory.Status.ACTIVE]
@@ -270,7 +274,7 @@ def memory_search(
         params["ns_prefix"] = namespace.rstrip("/").replace("%", r"\%").replace("_", r"\_") + "/%"
     qvec = query_embedding if query_embedding is not None else embeddings.embed_text(query)
     sig = search_signals(
-        tenant=tenant, subject_id=subject.pk, query=query, query_embedding=qvec, as_of=as_of, now=now,
+        tenant=tenant, subject_ref=subject_ref, query=query, query_embedding=qvec, as_of=as_of, now=now,
         statuses=statuses, include_superseded=include_superseded, extra_sql=" ".join(extra), extra_params=params,
     )
     if not sig.ids:
@@ -285,11 +289,12 @@ def memory_search(
     scores = np.where(sig.untrusted, scores * UNTRUSTED_FACTOR, scores)
     order = np.argsort(-scores, kind="stable")
     if min_score is not None:
-        order = [i for i in order if scores[i] >= min_score]
-    order = list(order[:k])
+        order = order[scores[order] >= min_score]
+    order = order[:k].tolist()
     if not order:
         return []
-    memories = {m.pk: m for m in memory_queryset(tenant=tenant).filter(pk__in=[sig.ids[i] for i in order])}
+    memories = memories_for_hits(tenant=tenant, ids=[sig.ids[i] for i in order],
+                                 accessed_at=now if record_access else None)
     hits = []
     for i in order:
         memory = memories.get(sig.ids[i])
@@ -303,8 +308,4 @@ def memory_search(
             "confidence": memory.confidence,
         }
         hits.append(SearchHit(memory=memory, score=round(float(scores[i]), 6), details=details))
-    if record_access and hits:
-        Memory.objects.filter(tenant=tenant, pk__in=[h.memory.pk for h in hits]).update(
-            access_count=F("access_count") + 1, last_accessed_at=now
-        )
     return hits

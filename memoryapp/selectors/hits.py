@@ -1,0 +1,156 @@
+"""The rows behind ranked search hits, in one statement.
+
+Search ranks ids; its callers then need each memory with what `memory_json` shows: the subject,
+the source event, what superseded it, and its evidence, supersedes and derived-from ids. Loading
+those through the ORM (select_related plus three prefetches, and the access-count UPDATE) costs
+five round trips and a query compilation each; on a busy two-core machine every round trip waits
+for the server to be scheduled, so this fetches everything, and counts the access, in one.
+
+The instances it returns behave like rows of `memory_queryset()` for everything `memory_json`
+and the context builder read, without further queries. Columns nobody on the search path reads
+(the embedding and search vector, an event's content) are deferred: Django loads them on first
+access, correctly, one query each.
+"""
+from datetime import datetime
+
+from django.db import connection
+from django.db.models import QuerySet
+
+from memoryapp.models import Event, Memory, Subject, Tenant
+
+_DEFERRED_MEMORY = {"embedding", "search_vector"}
+_DEFERRED_EVENT = {"content", "metadata", "flags", "error"}
+_MEMORY_FIELDS = [f for f in Memory._meta.concrete_fields if f.attname not in _DEFERRED_MEMORY]
+_SUBJECT_FIELDS = list(Subject._meta.concrete_fields)
+_EVENT_FIELDS = [f for f in Event._meta.concrete_fields if f.attname not in _DEFERRED_EVENT]
+
+
+def _columns(alias: str, fields) -> str:
+    return ", ".join(f'{alias}."{f.column}"' for f in fields)
+
+
+# Evidence is ordered as it was linked, supersedes by when the older versions were recorded,
+# derived-from as linked: stable orders, where the prefetches left it to the plan.
+_SELECT = f"""
+SELECT {_columns("m", _MEMORY_FIELDS)},
+       {_columns("s", _SUBJECT_FIELDS)},
+       {_columns("e", _EVENT_FIELDS)},
+       sb.id, ev.ids, ev.event_ids, sup.ids, der.ids
+FROM memoryapp_memory m
+JOIN memoryapp_subject s ON s.id = m.subject_id AND s.tenant_id = m.tenant_id AND s.status = 'active'
+LEFT JOIN memoryapp_event e ON e.id = m.source_event_id AND e.tenant_id = m.tenant_id
+LEFT JOIN memoryapp_memory sb ON sb.id = m.superseded_by_id AND sb.tenant_id = m.tenant_id
+LEFT JOIN LATERAL (
+    SELECT array_agg(x.id ORDER BY l.id) AS ids, array_agg(x.event_id ORDER BY l.id) AS event_ids
+    FROM memoryapp_memoryevidence l JOIN memoryapp_event x ON x.id = l.event_id AND x.tenant_id = l.tenant_id
+    WHERE l.memory_id = m.id
+) ev ON true
+LEFT JOIN LATERAL (
+    SELECT array_agg(x.id ORDER BY x.recorded_at, x.id) AS ids FROM memoryapp_memory x WHERE x.superseded_by_id = m.id
+) sup ON true
+LEFT JOIN LATERAL (
+    SELECT array_agg(x.id ORDER BY l.id) AS ids
+    FROM memoryapp_memorylineage l JOIN memoryapp_memory x ON x.id = l.source_id AND x.tenant_id = l.tenant_id
+    WHERE l.derived_id = m.id
+) der ON true
+WHERE m.tenant_id = %(tenant)s AND m.id = ANY(%(ids)s::uuid[]) AND NOT m.erasing
+"""
+
+# The access count, in the same statement: a data-modifying CTE runs exactly once whether or not
+# the SELECT reads it, and the SELECT still sees the rows as they were before it (as the ORM
+# read-then-update did). It touches exactly the rows the SELECT returns.
+_TOUCH = """
+WITH touched AS (
+    UPDATE memoryapp_memory t SET access_count = t.access_count + 1, last_accessed_at = %(accessed_at)s
+    WHERE t.tenant_id = %(tenant)s AND t.id = ANY(%(ids)s::uuid[]) AND NOT t.erasing
+      AND EXISTS (SELECT 1 FROM memoryapp_subject s WHERE s.id = t.subject_id AND s.status = 'active')
+    RETURNING t.id
+)"""
+
+
+class LoadedRelation(QuerySet):
+    """A hit's related rows as the search statement loaded them, set as the relation's prefetch
+    cache. Reading it (iteration, len, count, exists) costs no query. Anything that builds a new
+    query from it (filter, order_by, first, ...) starts from the relation itself, never from the
+    whole table, so it cannot widen to another memory's rows."""
+
+    def _chain(self):
+        return self._relation()._chain()
+
+
+def _loaded(model, relation, rows: list) -> LoadedRelation:
+    qs = LoadedRelation(model=model)
+    qs._relation = relation
+    qs._result_cache = rows
+    qs._prefetch_done = True
+    return qs
+
+
+def _converters(fields) -> list:
+    """(index, field, converters) for the fields whose database value needs converting (JSON)."""
+    out = []
+    for i, f in enumerate(fields):
+        converters = f.get_db_converters(connection)
+        if converters:
+            out.append((i, f, converters))
+    return out
+
+
+_MEMORY_CONVERTERS = _converters(_MEMORY_FIELDS)
+_EVENT_CONVERTERS = _converters(_EVENT_FIELDS)
+_MEMORY_NAMES = {f.attname for f in _MEMORY_FIELDS}
+_EVENT_NAMES = {f.attname for f in _EVENT_FIELDS}
+_SUBJECT_NAMES = [f.attname for f in _SUBJECT_FIELDS]
+
+
+def _convert(values: list, converters: list) -> list:
+    for i, f, funcs in converters:
+        for func in funcs:
+            values[i] = func(values[i], f, connection)
+    return values
+
+
+def _build(row: tuple, subjects: dict, db: str) -> Memory:
+    a = len(_MEMORY_FIELDS)
+    b = a + len(_SUBJECT_FIELDS)
+    c = b + len(_EVENT_FIELDS)
+    memory = Memory.from_db(db, _MEMORY_NAMES, _convert(list(row[:a]), _MEMORY_CONVERTERS))
+    subject = subjects.get(row[a])
+    if subject is None:
+        subject = subjects[row[a]] = Subject.from_db(db, _SUBJECT_NAMES, row[a:b])
+    Memory.subject.field.set_cached_value(memory, subject)
+    source = None
+    if row[b] is not None:
+        source = Event.from_db(db, _EVENT_NAMES, _convert(list(row[b:c]), _EVENT_CONVERTERS))
+    Memory.source_event.field.set_cached_value(memory, source)
+    superseded_by_id, evidence_ids, evidence_event_ids, supersedes_ids, derived_ids = row[c:]
+    newer = Memory.from_db(db, {"id"}, [superseded_by_id]) if superseded_by_id is not None else None
+    Memory.superseded_by.field.set_cached_value(memory, newer)
+    pk = memory.pk
+    memory._prefetched_objects_cache = {
+        "evidence": _loaded(Event, lambda: Event.objects.filter(memories=pk), [
+            Event.from_db(db, {"id", "event_id"}, [i, e]) for i, e in zip(evidence_ids or (), evidence_event_ids or ())
+        ]),
+        "supersedes": _loaded(Memory, lambda: Memory.objects.filter(superseded_by=pk), [
+            Memory.from_db(db, {"id", "superseded_by_id"}, [i, pk]) for i in supersedes_ids or ()
+        ]),
+        "derived_from": _loaded(Memory, lambda: Memory.objects.filter(derivatives=pk), [
+            Memory.from_db(db, {"id"}, [i]) for i in derived_ids or ()
+        ]),
+    }
+    return memory
+
+
+def memories_for_hits(*, tenant: Tenant, ids: list, accessed_at: datetime | None = None) -> dict:
+    """{pk: Memory} for those of `ids` still readable (not being erased, subject not being erased),
+    with the relations `memory_json` reads already loaded. With `accessed_at`, the same statement
+    adds one to each returned memory's access count and sets its last access (what forgetting
+    reads). The caller has bound the transaction to `tenant` (row-level security)."""
+    if not ids:
+        return {}
+    sql = (_TOUCH + _SELECT) if accessed_at is not None else _SELECT
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"tenant": tenant.pk, "ids": list(ids), "accessed_at": accessed_at})
+        rows = cursor.fetchall()
+    subjects: dict = {}
+    return {memory.pk: memory for memory in (_build(row, subjects, connection.alias) for row in rows)}

@@ -1,0 +1,128 @@
+"""memory_search's cost in round trips, and that the rows it loads in one statement are the rows
+the ORM selectors would have given: same representation, same access counting, same scope."""
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from api.representations import memory_json
+from api.views.search import hit_json
+from memoryapp.context import context_build
+from memoryapp.models import Memory
+from memoryapp.retrieval import memory_search
+from memoryapp.selectors.memories import memory_queryset
+from memoryapp.services.events import EventInput, event_append
+from memoryapp.services.memories import MemoryDraft, memory_write
+
+pytestmark = pytest.mark.django_db
+
+
+def write(tenant, subject, statement, actor, **kw):
+    return memory_write(tenant=tenant, subject_ref=subject, draft=MemoryDraft(statement=statement, **kw),
+                        actor=actor).memory
+
+
+def history(tenant, actor, subject="alice"):
+    """Memories with every relation memory_json shows: source event and evidence, a superseded
+    version, a derived summary, and plain explicit facts."""
+    start = timezone.now() - timedelta(days=40)
+    events = [EventInput(event_id=f"e{i}", role="user", content=text, speaker="Alice", session_id="s1",
+                         occurred_at=start + timedelta(minutes=i))
+              for i, text in enumerate(["I adopted a dog called Pickles.", "Pickles loves the beach.",
+                                        "We walk on the beach every Sunday."])]
+    appended, _ = event_append(tenant=tenant, subject_ref=subject, events=events, actor=actor)
+    episodes = [write(tenant, subject, f"Alice: {item.event.content}", actor, memory_type="episodic",
+                      source_kind="user", source_event=item.event, evidence=[item.event],
+                      valid_from=item.event.occurred_at) for item in appended]
+    old = write(tenant, subject, "I live in Lisbon.", actor, key="user:home_city", valid_from=start)
+    new = write(tenant, subject, "I moved to Porto.", actor, key="user:home_city",
+                valid_from=start + timedelta(days=20))
+    summary = write(tenant, subject, "Alice walks her dog Pickles on the beach on Sundays.", actor,
+                    derived_from=episodes[1:], evidence=[a.event for a in appended[1:]],
+                    metadata={"kind": "summary"}, flags=["consolidated"])
+    for i in range(8):
+        write(tenant, subject, f"Alice's note number {i} about her week.", actor)
+    return {"episodes": episodes, "old": old, "new": new, "summary": summary}
+
+
+def test_a_search_costs_two_queries_whatever_k(tenant_a, actor):
+    history(tenant_a, actor)
+    counts = {}
+    for k in (1, 5, 50):
+        with CaptureQueriesContext(connection) as ctx:
+            hits = memory_search(tenant=tenant_a, subject_ref="alice", query="Where does Pickles walk?", k=k)
+        counts[k] = len(ctx.captured_queries)
+        assert len(hits) == min(k, 13)
+    assert counts == {1: 2, 5: 2, 50: 2}
+
+
+def test_search_results_are_shown_without_further_queries(tenant_a, actor):
+    made = history(tenant_a, actor)
+    hits = memory_search(tenant=tenant_a, subject_ref="alice", query="Pickles beach Porto Lisbon", k=50,
+                         include_superseded=True)
+    assert {made["old"].pk, made["new"].pk, made["summary"].pk} <= {h.memory.pk for h in hits}
+    with CaptureQueriesContext(connection) as ctx:
+        shown = [hit_json(h) for h in hits]
+        lines = [(h.memory.subject.external_id, h.memory.is_untrusted, h.memory.valid_from) for h in hits]
+    assert len(ctx.captured_queries) == 0
+    assert len(shown) == len(lines) == len(hits)
+
+
+def test_search_rows_show_as_the_selector_rows_do(tenant_a, actor):
+    made = history(tenant_a, actor)
+    hits = memory_search(tenant=tenant_a, subject_ref="alice", query="Pickles beach Porto Lisbon", k=50,
+                         include_superseded=True, record_access=False)
+    rows = {m.pk: m for m in memory_queryset(tenant=tenant_a).filter(pk__in=[h.memory.pk for h in hits])}
+    assert len(rows) == len(hits) == 14
+    for hit in hits:
+        assert memory_json(hit.memory) == memory_json(rows[hit.memory.pk])
+    by_pk = {h.memory.pk: memory_json(h.memory) for h in hits}
+    assert by_pk[made["old"].pk]["superseded_by"] == made["new"].public_id
+    assert by_pk[made["new"].pk]["supersedes"] == [made["old"].public_id]
+    assert by_pk[made["summary"].pk]["derived_from"] == [m.public_id for m in made["episodes"][1:]]
+    assert by_pk[made["summary"].pk]["evidence"] == ["e1", "e2"]
+    assert by_pk[made["episodes"][0].pk]["source"] == {"kind": "user", "event_id": "e0"}
+
+
+def test_each_returned_memory_is_counted_as_accessed_once(tenant_a, actor):
+    history(tenant_a, actor)
+    before = timezone.now()
+    hits = memory_search(tenant=tenant_a, subject_ref="alice", query="Pickles", k=3)
+    counted = {m.pk: m for m in Memory.objects.filter(tenant=tenant_a, access_count__gt=0)}
+    assert set(counted) == {h.memory.pk for h in hits}
+    assert all(m.access_count == 1 and m.last_accessed_at >= before for m in counted.values())
+    # The hits show the row as it was read, before this access was counted.
+    assert all(h.memory.access_count == 0 for h in hits)
+    memory_search(tenant=tenant_a, subject_ref="alice", query="Pickles", k=3, record_access=False)
+    assert Memory.objects.filter(tenant=tenant_a, access_count__gt=1).count() == 0
+
+
+def test_a_loaded_relation_queried_further_stays_within_its_memory(tenant_a, actor):
+    made = history(tenant_a, actor)
+    hits = memory_search(tenant=tenant_a, subject_ref="alice", query="Pickles on the beach", k=50)
+    summary = next(h.memory for h in hits if h.memory.pk == made["summary"].pk)
+    assert sorted(summary.evidence.filter(event_id__startswith="e").values_list("event_id", flat=True)) == ["e1", "e2"]
+    assert summary.evidence.count() == 2 and summary.derived_from.exists()
+    assert summary.derived_from.order_by("recorded_at").first().pk == made["episodes"][1].pk
+    assert summary.source_event is None
+    episode = next(h.memory for h in hits if h.memory.pk == made["episodes"][0].pk)
+    assert episode.source_event.content == "I adopted a dog called Pickles."  # deferred: loaded on access
+
+
+def test_search_of_another_tenant_or_subject_finds_none_of_these_rows(tenant_a, tenant_b, actor):
+    history(tenant_a, actor)
+    write(tenant_a, "bob", "Bob has a cat.", actor)
+    assert memory_search(tenant=tenant_b, subject_ref="alice", query="Pickles", k=50) == []
+    hits = memory_search(tenant=tenant_a, subject_ref="bob", query="Pickles", k=50)
+    assert [h.memory.statement for h in hits] == ["Bob has a cat."]
+    assert Memory.objects.filter(tenant=tenant_a, subject__external_id="alice", access_count__gt=0).count() == 0
+
+
+def test_context_build_costs_two_queries(tenant_a, actor):
+    history(tenant_a, actor)
+    with CaptureQueriesContext(connection) as ctx:
+        built = context_build(tenant=tenant_a, subject_ref="alice", query="Where does Pickles walk?",
+                              token_budget=200)
+    assert built["memories"] and len(ctx.captured_queries) == 2

@@ -6,15 +6,21 @@ whose timestamp is the claim token), then trust, secrets, candidates, conflicts,
 Events are handled in chunks: the chunk's texts are embedded in one batch outside any
 transaction (the model's time must not hold row locks), then the chunk is written in one
 transaction that re-checks the claim, so a worker killed at any point leaves each event either
-untouched-and-claimed (the sweeper resets it) or completely processed, never half.
+untouched-and-claimed (the sweeper resets it) or completely processed, never half. The next
+chunk is embedded while this one is written, and a chunk's writes share one prefetch, one
+audit append and one event update (MemoryWriteBatch, AuditBuffer): per-event round trips,
+not the model, used to bound ingestion.
 """
+import json
 import logging
+import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -26,9 +32,9 @@ from memoryapp.extraction.rules import is_ephemeral
 from memoryapp.models import Event, Job, Memory, MemoryEvidence, Subject, Tenant
 from memoryapp.policy import durable_types_allowed
 from memoryapp.safety import looks_like_instruction, redact_secrets
-from memoryapp.services.audit import audit_record
+from memoryapp.services.audit import AuditBuffer
 from memoryapp.services.jobs import job_progress
-from memoryapp.services.memories import MemoryDraft, content_hash, memory_write
+from memoryapp.services.memories import MemoryDraft, MemoryWriteBatch, content_hash
 from memoryapp.tenancy import tenant_activate
 
 logger = logging.getLogger(__name__)
@@ -159,21 +165,23 @@ def _episode(*, tenant: Tenant, p: Prepared, vector) -> Memory:
     )
 
 
-def _retire_episodes(*, tenant: Tenant, event_ids: list, successor: Memory, at: datetime) -> int:
+def _retire_episodes(*, tenant: Tenant, event_ids: list, successor: Memory, at: datetime) -> list:
     """An episode stating a value that no longer holds stops being current with it, so a
     current query does not find the old statement through its raw copy. Only when every
-    durable memory drawn from that event is no longer current (one message may state two facts)."""
-    retired = 0
+    durable memory drawn from that event is no longer current (one message may state two facts).
+    Returns the events whose episodes it retired."""
+    retired = []
     for event_id in set(event_ids):
         still_current = Memory.objects.filter(
             tenant=tenant, evidence_links__event_id=event_id, status=Memory.Status.ACTIVE, erasing=False,
         ).exclude(memory_type=Memory.Type.EPISODIC).exists()
         if still_current:
             continue
-        retired += Memory.objects.filter(
+        if Memory.objects.filter(
             tenant=tenant, source_event_id=event_id, memory_type=Memory.Type.EPISODIC,
             status=Memory.Status.ACTIVE,
-        ).update(status=Memory.Status.SUPERSEDED, valid_to=at, superseded_by=successor)
+        ).update(status=Memory.Status.SUPERSEDED, valid_to=at, superseded_by=successor):
+            retired.append(event_id)
     return retired
 
 
@@ -199,7 +207,10 @@ def _draft(p: Prepared, c: Candidate) -> MemoryDraft:
 def _apply_chunk(*, tenant: Tenant, prepared: list[Prepared], episode_vectors, candidate_vectors,
                  totals: Counter) -> None:
     """Write a claimed chunk. Assumes the claims were taken by _claim(); an event whose claim
-    changed since (the sweeper reset it and another worker took it) is left to that worker."""
+    changed since (the sweeper reset it and another worker took it) is left to that worker.
+
+    Events apply in (occurred_at, seq) order, each candidate through the write policy exactly as
+    memory_write would (MemoryWriteBatch); the chunk's audit entries are appended at the end."""
     tenant_activate(tenant=tenant)
     current = {
         e.id: e for e in Event.objects.select_for_update().filter(
@@ -210,10 +221,12 @@ def _apply_chunk(*, tenant: Tenant, prepared: list[Prepared], episode_vectors, c
     totals["skipped_claimed_elsewhere"] += len(prepared) - len(mine)
     if not mine:
         return
-    erasing = set(
-        Subject.objects.filter(tenant=tenant, id__in={p.event.subject_id for p in mine}, status=Subject.Status.ERASING)
-        .values_list("id", flat=True)
-    )
+    audit = AuditBuffer(tenant=tenant)
+    batch = MemoryWriteBatch(tenant=tenant, record=audit.record)
+    # The subjects' row locks first (memory_write's lock, held once for the chunk), so an
+    # erasure cannot start between this check and the writes.
+    subjects = batch.lock_subjects(subject_ids={p.event.subject_id for p in mine})
+    erasing = {s.pk for s in subjects if s.status == Subject.Status.ERASING}
     live = [p for p in mine if p.event.subject_id not in erasing]
     have_episode = set(
         Memory.objects.filter(tenant=tenant, source_event_id__in=[p.event.id for p in live],
@@ -226,12 +239,16 @@ def _apply_chunk(*, tenant: Tenant, prepared: list[Prepared], episode_vectors, c
         [MemoryEvidence(tenant=tenant, memory=m, event_id=m.source_event_id) for m in episodes], ignore_conflicts=True
     )
     totals["episodic"] += len(episodes)
+    # After the episodes: memory_write would find them too (a candidate may repeat one word for word).
+    batch.prefetch(subject_ids={p.event.subject_id for p in live},
+                   drafts=[_draft(p, c) for p in live for c in p.candidates])
 
     now = timezone.now()
+    processed: list[tuple] = []
     for p in mine:
         event = p.event
         if p.secret_kinds:
-            audit_record(
+            audit.record(
                 tenant=tenant, actor=WORKER, action="secret_redacted", subject_ref=event.subject.external_id,
                 target=event.public_id, details={"kinds": p.secret_kinds},
             )
@@ -239,7 +256,7 @@ def _apply_chunk(*, tenant: Tenant, prepared: list[Prepared], episode_vectors, c
         if event.subject_id in erasing:
             totals["skipped_erasing"] += 1
         else:
-            _apply_candidates(tenant=tenant, p=p, candidate_vectors=candidate_vectors, totals=totals)
+            _apply_candidates(tenant=tenant, p=p, batch=batch, candidate_vectors=candidate_vectors, totals=totals)
         # An admin's release (services/quarantine.py) takes the event out of quarantine for good;
         # its content keeps its trust label, so untrusted text still never becomes a durable fact.
         released = "released" in (event.flags or [])
@@ -247,25 +264,42 @@ def _apply_chunk(*, tenant: Tenant, prepared: list[Prepared], episode_vectors, c
             event.quarantined or p.untrusted or (p.instruction_like and event.role not in SELF_ROLES)
         )
         totals["quarantined"] += int(quarantined and not event.quarantined)
-        Event.objects.filter(pk=event.pk).update(
-            status=Event.Status.PROCESSED, processed_at=now, content=p.content,
-            redacted=event.redacted or bool(p.secret_kinds), quarantined=quarantined, flags=p.flags, error="",
-        )
+        processed.append((event.pk, p.content, event.redacted or bool(p.secret_kinds), quarantined, p.flags))
         totals["processed"] += 1
-    audit_record(
+    _mark_processed(tenant=tenant, rows=processed, at=now)
+    audit.record(
         tenant=tenant, actor=WORKER, action="events_extracted",
         subject_ref=mine[0].event.subject.external_id if len({p.event.subject_id for p in mine}) == 1 else "",
         details={"events": len(mine), "episodic": len(episodes)},
     )
+    audit.flush()
 
 
-def _apply_candidates(*, tenant: Tenant, p: Prepared, candidate_vectors, totals: Counter) -> None:
+def _mark_processed(*, tenant: Tenant, rows: list[tuple], at: datetime) -> None:
+    """One UPDATE for a chunk's events, each row (id, content, redacted, quarantined, flags).
+    Assumes their rows are locked by the caller's transaction. (bulk_update would build a CASE
+    per field and row, which costs more Python time than the statement takes to run.)"""
+    values = ", ".join(["(%s::uuid, %s::text, %s::boolean, %s::boolean, %s::jsonb)"] * len(rows))
+    params = [x for pk, content, redacted, quarantined, flags in rows
+              for x in (pk, content, redacted, quarantined, json.dumps(flags))]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {Event._meta.db_table} AS e SET status = %s, processed_at = %s, error = '', "
+            "content = v.content, redacted = v.redacted, quarantined = v.quarantined, flags = v.flags "
+            f"FROM (VALUES {values}) AS v (id, content, redacted, quarantined, flags) "
+            "WHERE e.id = v.id AND e.tenant_id = %s",
+            [Event.Status.PROCESSED, at, *params, tenant.pk],
+        )
+
+
+def _apply_candidates(*, tenant: Tenant, p: Prepared, batch: MemoryWriteBatch, candidate_vectors,
+                      totals: Counter) -> None:
     subject_ref = p.event.subject.external_id
     for c in p.candidates:
         draft = _draft(p, c)
         try:
-            result = memory_write(tenant=tenant, subject_ref=subject_ref, draft=draft, actor=WORKER,
-                                  embedding=candidate_vectors[id(c)])
+            result = batch.write(subject=p.event.subject, subject_ref=subject_ref, draft=draft, actor=WORKER,
+                                 embedding=candidate_vectors[id(c)])
         except PolicyRejected:
             totals["refused"] += 1
             continue
@@ -278,14 +312,16 @@ def _apply_candidates(*, tenant: Tenant, p: Prepared, candidate_vectors, totals:
         if memory.status == Memory.Status.SUPERSEDED:
             # A late older value: its episode is history too.
             totals["history"] += 1
-            _retire_episodes(tenant=tenant, event_ids=[p.event.id], successor=memory.superseded_by or memory,
-                             at=memory.valid_to or memory.valid_from)
+            batch.episodes_retired(event_ids=_retire_episodes(
+                tenant=tenant, event_ids=[p.event.id], successor=memory.superseded_by or memory,
+                at=memory.valid_to or memory.valid_from,
+            ))
         for old in result.superseded:
             totals["superseded"] += 1
             old_events = list(MemoryEvidence.objects.filter(tenant=tenant, memory=old).values_list("event_id", flat=True))
-            totals["episodes_superseded"] += _retire_episodes(
-                tenant=tenant, event_ids=old_events, successor=memory, at=memory.valid_from,
-            )
+            retired = _retire_episodes(tenant=tenant, event_ids=old_events, successor=memory, at=memory.valid_from)
+            batch.episodes_retired(event_ids=retired)
+            totals["episodes_superseded"] += len(retired)
 
 
 def _fail(*, tenant: Tenant, p: Prepared, exc: Exception) -> None:
@@ -309,37 +345,72 @@ def _heartbeat(*, tenant: Tenant, job: Job) -> int:
     return done
 
 
+def _claim_and_embed(*, tenant: Tenant, ids: list, extractor, embedder: ThreadPoolExecutor, totals: Counter):
+    """Claim and prepare a chunk here, and start embedding it in `embedder`'s thread."""
+    claimed = _claim(tenant=tenant, ids=ids)
+    totals["claimed"] += len(claimed)
+    prepared = [_prepare(e, extractor) for e in claimed]
+    return prepared, (embedder.submit(_embed, prepared) if prepared else None)
+
+
+def _write_chunk(*, tenant: Tenant, prepared: list[Prepared], episode_vectors, candidate_vectors,
+                 totals: Counter) -> None:
+    # Counts are merged only for what committed (a rolled-back chunk counted nothing).
+    chunk_totals: Counter = Counter()
+    try:
+        _apply_chunk(tenant=tenant, prepared=prepared, episode_vectors=episode_vectors,
+                     candidate_vectors=candidate_vectors, totals=chunk_totals)
+        totals.update(chunk_totals)
+    except (ApplicationError, ValueError, TypeError, KeyError) as exc:
+        # One bad event must not block its neighbours: retry them one by one.
+        logger.warning("extraction chunk failed (%s); retrying event by event", exc)
+        for p in prepared:
+            one: Counter = Counter()
+            try:
+                _apply_chunk(tenant=tenant, prepared=[p], episode_vectors=episode_vectors,
+                             candidate_vectors=candidate_vectors, totals=one)
+                totals.update(one)
+            except (ApplicationError, ValueError, TypeError, KeyError) as one_exc:
+                totals["failed"] += 1
+                _fail(tenant=tenant, p=p, exc=one_exc)
+
+
 def extraction_job_run(*, tenant: Tenant, job: Job) -> dict:
     """Run an extraction job: every pending event of `job`, in chunks. Called by jobs.job_run
-    after it claimed the job; safe to run again (only pending events are claimed)."""
+    after it claimed the job; safe to run again (only pending events are claimed).
+
+    Two chunks are in flight: while this thread writes chunk N, a second thread embeds chunk
+    N+1 (claimed just before; torch releases the GIL, so the model's cores and the database's
+    round trips overlap). Chunks are still written one after another, in order; a worker killed
+    meanwhile leaves both chunks claimed and unwritten, for the sweeper."""
     extractor = extractor_for_settings()
     totals: Counter = Counter()
     ids = _pending_ids(tenant=tenant, job=job)
-    for start in range(0, len(ids), CHUNK_SIZE):
-        claimed = _claim(tenant=tenant, ids=ids[start:start + CHUNK_SIZE])
-        totals["claimed"] += len(claimed)
-        if not claimed:
-            continue
-        prepared = [_prepare(e, extractor) for e in claimed]
-        episode_vectors, candidate_vectors = _embed(prepared)
-        # Counts are merged only for what committed (a rolled-back chunk counted nothing).
-        chunk_totals: Counter = Counter()
-        try:
-            _apply_chunk(tenant=tenant, prepared=prepared, episode_vectors=episode_vectors,
-                         candidate_vectors=candidate_vectors, totals=chunk_totals)
-            totals.update(chunk_totals)
-        except (ApplicationError, ValueError, TypeError, KeyError) as exc:
-            # One bad event must not block its neighbours: retry them one by one.
-            logger.warning("extraction chunk failed (%s); retrying event by event", exc)
-            for p in prepared:
-                one: Counter = Counter()
-                try:
-                    _apply_chunk(tenant=tenant, prepared=[p], episode_vectors=episode_vectors,
-                                 candidate_vectors=candidate_vectors, totals=one)
-                    totals.update(one)
-                except (ApplicationError, ValueError, TypeError, KeyError) as one_exc:
-                    totals["failed"] += 1
-                    _fail(tenant=tenant, p=p, exc=one_exc)
-        _heartbeat(tenant=tenant, job=job)
+    chunks = [ids[start:start + CHUNK_SIZE] for start in range(0, len(ids), CHUNK_SIZE)]
+    seconds: Counter = Counter()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="extraction-embed") as embedder:
+        def start(chunk):
+            return _claim_and_embed(tenant=tenant, ids=chunk, extractor=extractor, embedder=embedder, totals=totals)
+
+        ahead = start(chunks[0]) if chunks else None
+        for index in range(len(chunks)):
+            clock = time.perf_counter()
+            prepared, embedding = ahead
+            ahead = start(chunks[index + 1]) if index + 1 < len(chunks) else None
+            seconds["claim"] += time.perf_counter() - clock
+            if not prepared:
+                continue
+            clock = time.perf_counter()
+            episode_vectors, candidate_vectors = embedding.result()
+            seconds["embed_wait"] += time.perf_counter() - clock
+            clock = time.perf_counter()
+            _write_chunk(tenant=tenant, prepared=prepared, episode_vectors=episode_vectors,
+                         candidate_vectors=candidate_vectors, totals=totals)
+            _heartbeat(tenant=tenant, job=job)
+            seconds["write"] += time.perf_counter() - clock
     done = _heartbeat(tenant=tenant, job=job)
+    # Where the job's time went: a large embed_wait means the model is the bottleneck, a large
+    # write the database (the embedding of the next chunk runs during the write).
+    logger.info("extraction job %s: %d events; seconds %s", job.public_id, len(ids),
+                {k: round(v, 2) for k, v in seconds.items()})
     return {"events": len(ids), "done": done, **{k: v for k, v in sorted(totals.items()) if v}}

@@ -7,7 +7,7 @@ from datetime import datetime
 
 import numpy as np
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from memoryapp import embeddings
@@ -78,27 +78,35 @@ class WriteResult:
     conflicts: list[Memory] = field(default_factory=list)
 
 
+def policy_refusal(*, draft: MemoryDraft) -> tuple[str, dict] | None:
+    """Why `draft` must never be remembered (reason, details), or None when it may be."""
+    secrets_found = find_secrets(draft.statement)
+    if secrets_found:
+        return ("The statement contains a secret, which is never stored in memory.",
+                {"secret_kinds": sorted({f.kind for f in secrets_found})})
+    if draft.memory_type != Memory.Type.EPISODIC and not durable_types_allowed(draft.source_kind):
+        return "Untrusted content cannot become a semantic or procedural memory.", {"source_kind": draft.source_kind}
+    if draft.source_kind == "external" and looks_like_instruction(draft.statement):
+        return "Instruction-like content from an untrusted source is not remembered.", {"flag": "instruction_like"}
+    return None
+
+
+def _refusal_details(reason: str, details: dict, draft: MemoryDraft) -> dict:
+    return {"reason": reason, **details, "memory_type": draft.memory_type}
+
+
 def policy_check(*, tenant: Tenant, subject_ref: str, draft: MemoryDraft, actor: Actor) -> None:
     """Refuse what must never be remembered. The refusal is audited (without the content) in
     a savepoint of its own that the raised PolicyRejected does not roll back: call this
     outside the atomic block of the write it guards."""
-    reason, details = None, {}
-    secrets_found = find_secrets(draft.statement)
-    if secrets_found:
-        reason = "The statement contains a secret, which is never stored in memory."
-        details = {"secret_kinds": sorted({f.kind for f in secrets_found})}
-    elif draft.memory_type != Memory.Type.EPISODIC and not durable_types_allowed(draft.source_kind):
-        reason = "Untrusted content cannot become a semantic or procedural memory."
-        details = {"source_kind": draft.source_kind}
-    elif draft.source_kind == "external" and looks_like_instruction(draft.statement):
-        reason = "Instruction-like content from an untrusted source is not remembered."
-        details = {"flag": "instruction_like"}
-    if reason:
+    refusal = policy_refusal(draft=draft)
+    if refusal:
+        reason, details = refusal
         with transaction.atomic():
             tenant_activate(tenant=tenant)
             audit_record(
                 tenant=tenant, actor=actor, action="policy_refused", subject_ref=subject_ref,
-                details={"reason": reason, **details, "memory_type": draft.memory_type},
+                details=_refusal_details(reason, details, draft),
             )
         raise PolicyRejected(reason, details)
 
@@ -200,30 +208,59 @@ def memory_write(
                          supersede=supersede)
 
 
+class _DatabaseLookup:
+    """What a single memory_write looks up, read from the database each time."""
+
+    def same(self, *, tenant: Tenant, subject: Subject, namespace: str, digest: str) -> Memory | None:
+        return (
+            Memory.objects.filter(
+                tenant=tenant, subject=subject, namespace=namespace, content_hash=digest,
+                status__in=[Memory.Status.ACTIVE, Memory.Status.PENDING_APPROVAL], erasing=False,
+            )
+            .order_by("recorded_at")
+            .first()
+        )
+
+    def rivals(self, *, tenant: Tenant, subject: Subject, namespace: str, key: str) -> list[Memory]:
+        return list(Memory.objects.select_for_update().filter(
+            tenant=tenant, subject=subject, namespace=namespace, key=key,
+            status=Memory.Status.ACTIVE, erasing=False,
+        ))
+
+    def reinforced(self, memory: Memory, *, grown: int, confidence: float) -> None:
+        memory.refresh_from_db()
+
+    def written(self, memory: Memory) -> None:
+        pass
+
+    def retired(self, memory: Memory) -> None:
+        pass
+
+
 @transaction.atomic
 def _memory_write(*, tenant, subject_ref, draft, actor, embedding, supersede) -> WriteResult:
     tenant_activate(tenant=tenant)
     subject = subject_get_or_create(tenant=tenant, external_id=subject_ref)
     # One writer per subject at a time: dedupe and supersession decisions need a stable view.
     Subject.objects.select_for_update().filter(pk=subject.pk).first()
+    return _write(tenant=tenant, subject=subject, subject_ref=subject_ref, draft=draft, actor=actor,
+                  embedding=embedding, supersede=supersede, lookup=_DatabaseLookup(), record=audit_record)
+
+
+def _write(*, tenant, subject, subject_ref, draft, actor, embedding, supersede, lookup, record) -> WriteResult:
+    """memory_write's decisions and writes, for memory_write and memory_write_batch alike.
+    Assumes the tenant's transaction and the subject's row lock; `lookup` answers the reads
+    (the database, or a batch's prefetched view of it) and `record` appends audit entries."""
     valid_from = draft.valid_from or timezone.now()
 
-    same = (
-        Memory.objects.filter(
-            tenant=tenant, subject=subject, namespace=draft.namespace, content_hash=content_hash(draft.statement),
-            status__in=[Memory.Status.ACTIVE, Memory.Status.PENDING_APPROVAL], erasing=False,
-        )
-        .order_by("recorded_at")
-        .first()
-    )
+    same = lookup.same(tenant=tenant, subject=subject, namespace=draft.namespace, digest=content_hash(draft.statement))
     if same is not None:
         added = _link_evidence(tenant=tenant, memory=same, events=[draft.source_event, *draft.evidence])
-        Memory.objects.filter(pk=same.pk).update(
-            evidence_count=F("evidence_count") + max(added, 1 if not draft.source_event else added),
-            confidence=max(same.confidence, draft.confidence),
-        )
-        same.refresh_from_db()
-        audit_record(
+        grown = max(added, 1 if not draft.source_event else added)
+        confidence = max(same.confidence, draft.confidence)
+        Memory.objects.filter(pk=same.pk).update(evidence_count=F("evidence_count") + grown, confidence=confidence)
+        lookup.reinforced(same, grown=grown, confidence=confidence)
+        record(
             tenant=tenant, actor=actor, action="memory_reinforced", subject_ref=subject_ref, memory_id=same.id,
             details={"evidence_count": same.evidence_count},
         )
@@ -236,10 +273,7 @@ def _memory_write(*, tenant, subject_ref, draft, actor, embedding, supersede) ->
     # the active one then); until that moment the agent keeps following the approved version.
     proposal = (draft.status or initial_status(memory_type=draft.memory_type)) == Memory.Status.PENDING_APPROVAL
     if draft.key and not proposal:
-        rivals = list(Memory.objects.select_for_update().filter(
-            tenant=tenant, subject=subject, namespace=draft.namespace, key=draft.key,
-            status=Memory.Status.ACTIVE, erasing=False,
-        ))
+        rivals = lookup.rivals(tenant=tenant, subject=subject, namespace=draft.namespace, key=draft.key)
         newer = min((r for r in rivals if r.valid_from > valid_from), key=lambda r: r.valid_from, default=None)
         if newer is not None:
             # A late-arriving older fact becomes history: it never replaces a newer one.
@@ -257,6 +291,7 @@ def _memory_write(*, tenant, subject_ref, draft, actor, embedding, supersede) ->
         draft.flags = [*draft.flags, "conflict"]
 
     memory = _new_memory(tenant=tenant, subject=subject, draft=draft, embedding=embedding, valid_from=valid_from)
+    lookup.written(memory)
     if newer is not None:
         # It held until the earliest newer fact began.
         memory.valid_to = newer.valid_from
@@ -273,7 +308,8 @@ def _memory_write(*, tenant, subject_ref, draft, actor, embedding, supersede) ->
             earlier.save(update_fields=["valid_to", "superseded_by"])
     for old in to_retire:
         _retire(memory=old, successor=memory, at=valid_from)
-        audit_record(
+        lookup.retired(old)
+        record(
             tenant=tenant, actor=actor, action="memory_superseded", subject_ref=subject_ref, memory_id=old.id,
             before=memory_snapshot(old) | {"status": Memory.Status.ACTIVE}, after=memory_snapshot(old),
             details={"superseded_by": memory.public_id},
@@ -282,12 +318,97 @@ def _memory_write(*, tenant, subject_ref, draft, actor, embedding, supersede) ->
         if "conflict" not in rival.flags:
             rival.flags = [*rival.flags, "conflict"]
             rival.save(update_fields=["flags"])
-    audit_record(
+    record(
         tenant=tenant, actor=actor, action="memory_written", subject_ref=subject_ref, memory_id=memory.id,
         after=memory_snapshot(memory),
         details={"supersedes": [m.public_id for m in to_retire], "conflicts": [m.public_id for m in conflicts]},
     )
     return WriteResult(memory=memory, created=True, superseded=to_retire, conflicts=conflicts)
+
+
+class MemoryWriteBatch:
+    """memory_write for many drafts inside one transaction (the extraction pipeline's chunk):
+    the same decisions, reads answered from one prefetch instead of two queries per draft, and
+    audit entries appended through the caller's AuditBuffer.
+
+    lock_subjects() takes memory_write's subject locks (once, until commit); prefetch() then
+    reads, and locks, every memory the drafts could reinforce or supersede, so no other
+    transaction changes them meanwhile; every write through the batch keeps that view current.
+    Use it only inside that one transaction, and tell it (episodes_retired) about any other
+    change made meanwhile to a memory it may hold.
+    """
+
+    def __init__(self, *, tenant: Tenant, record):
+        self.tenant = tenant
+        self.record = record
+        self._same: dict[tuple, list[Memory]] = {}
+        self._rivals: dict[tuple, list[Memory]] = {}
+
+    def lock_subjects(self, *, subject_ids) -> list[Subject]:
+        return list(Subject.objects.select_for_update().filter(tenant=self.tenant, pk__in=set(subject_ids))
+                    .order_by("pk"))
+
+    def prefetch(self, *, subject_ids, drafts: list[MemoryDraft]) -> None:
+        """Read what memory_write would look up for `drafts` about `subject_ids` (call after
+        lock_subjects; every later write() must be about one of those subjects)."""
+        self._same, self._rivals = {}, {}
+        if not drafts:
+            return
+        digests = {content_hash(d.statement) for d in drafts}
+        keys = {d.key for d in drafts if d.key}
+        found = Memory.objects.select_for_update().filter(
+            tenant=self.tenant, subject_id__in=set(subject_ids), namespace__in={d.namespace for d in drafts},
+            status__in=[Memory.Status.ACTIVE, Memory.Status.PENDING_APPROVAL], erasing=False,
+        ).filter(Q(content_hash__in=digests) | Q(key__in=keys, status=Memory.Status.ACTIVE))
+        for memory in found.order_by("recorded_at", "pk"):
+            self.written(memory)
+
+    def same(self, *, tenant, subject, namespace, digest) -> Memory | None:
+        candidates = self._same.get((subject.pk, namespace, digest))
+        return candidates[0] if candidates else None
+
+    def rivals(self, *, tenant, subject, namespace, key) -> list[Memory]:
+        return list(self._rivals.get((subject.pk, namespace, key), []))
+
+    def reinforced(self, memory: Memory, *, grown: int, confidence: float) -> None:
+        # No re-read: prefetch() locked the row, so nobody else changed it.
+        memory.evidence_count += grown
+        memory.confidence = confidence
+
+    def written(self, memory: Memory) -> None:
+        # Oldest first, as memory_write's `same` query orders them.
+        if memory.status in (Memory.Status.ACTIVE, Memory.Status.PENDING_APPROVAL):
+            self._same.setdefault((memory.subject_id, memory.namespace, memory.content_hash), []).append(memory)
+        if memory.key and memory.status == Memory.Status.ACTIVE:
+            self._rivals.setdefault((memory.subject_id, memory.namespace, memory.key), []).append(memory)
+
+    def retired(self, memory: Memory) -> None:
+        for index, key in ((self._same, (memory.subject_id, memory.namespace, memory.content_hash)),
+                           (self._rivals, (memory.subject_id, memory.namespace, memory.key))):
+            if key in index:
+                index[key] = [m for m in index[key] if m.pk != memory.pk]
+
+    def episodes_retired(self, *, event_ids) -> None:
+        """The episodes of `event_ids` stopped being current (outside the batch's writes)."""
+        gone = set(event_ids)
+        if not gone:
+            return
+        for key, held in self._same.items():
+            self._same[key] = [m for m in held if not (m.memory_type == Memory.Type.EPISODIC
+                                                       and m.source_event_id in gone)]
+
+    def write(self, *, subject: Subject, subject_ref: str, draft: MemoryDraft, actor: Actor,
+              embedding: np.ndarray) -> WriteResult:
+        """memory_write(draft) through the batch. A refusal is recorded in the audit buffer and
+        raised as PolicyRejected before anything is written."""
+        refusal = policy_refusal(draft=draft)
+        if refusal:
+            reason, details = refusal
+            self.record(tenant=self.tenant, actor=actor, action="policy_refused", subject_ref=subject_ref,
+                        details=_refusal_details(reason, details, draft))
+            raise PolicyRejected(reason, details)
+        return _write(tenant=self.tenant, subject=subject, subject_ref=subject_ref, draft=draft, actor=actor,
+                      embedding=embedding, supersede=None, lookup=self, record=self.record)
 
 
 def memory_supersede(

@@ -1,0 +1,62 @@
+"""A chunk of events written in one transaction (one prefetch, one audit append, one event
+update) ends exactly where the same events processed one job, one event at a time, end."""
+import pytest
+
+from memoryapp.models import AuditEntry, Event, Memory
+from memoryapp.services.audit import audit_verify
+from tests.conftest import as_tenant
+from tests.workers.helpers import at, ingest
+
+pytestmark = pytest.mark.django_db
+
+STORY = [
+    ("e1", "user", "I live in Lisbon.", None, at(0)),
+    ("e2", "user", "I live in Lisbon.", None, at(5)),  # reinforces
+    ("e3", "user", "I work at Bosch.", None, at(10)),
+    ("e4", "user", "Actually, I moved to Porto last month.", None, at(60)),  # supersedes, retires e1/e2's episodes
+    ("e5", "user", "My password is hunter2hunter2, keep it safe.", None, at(65)),  # redacted
+    ("e6", "tool", "The user works at Siemens.", "tool", at(70)),  # another source: a conflict, not an update
+    ("e7", "user", "I work at Siemens now.", None, at(80)),  # supersedes Bosch
+    ("e8", "user", "I live in Porto.", None, at(90)),  # reinforces Porto
+    ("e9", "user", "My favourite food is sushi.", None, at(30)),  # older than PRIOR's: history
+]
+PRIOR = ("p1", "user", "My favourite food is ramen.", None, at(200))
+
+
+def outcome(tenant, subject):
+    with as_tenant(tenant):
+        memories = list(Memory.objects.filter(tenant=tenant, subject__external_id=subject)
+                        .order_by("valid_from", "memory_type"))
+        name = {m.pk: (m.memory_type, m.statement) for m in memories}
+        rows = [
+            (m.memory_type, m.statement, m.status, m.valid_from, m.valid_to, name.get(m.superseded_by_id),
+             sorted(m.flags), m.evidence_count, m.key, sorted(e.event_id for e in m.evidence.all()))
+            for m in memories
+        ]
+        trail = [
+            (e.action, name.get(e.memory_id), e.before, e.after)
+            for e in AuditEntry.objects.filter(tenant=tenant, subject_ref=subject).order_by("seq")
+            if e.action not in ("events_appended", "events_extracted")
+        ]
+        events = sorted(Event.objects.filter(tenant=tenant, subject__external_id=subject)
+                        .values_list("event_id", "status", "content", "redacted", "quarantined", "flags"))
+    return rows, trail, events
+
+
+def test_a_chunk_with_supersession_and_reinforcement_ends_like_event_by_event(tenant_a, actor):
+    for subject in ("alice", "bob"):
+        ingest(tenant_a, subject, actor, PRIOR)
+    ingest(tenant_a, "alice", actor, *STORY)  # one job: one chunk
+    for item in sorted(STORY, key=lambda item: item[4]):  # one job per event, in the order a job applies them
+        ingest(tenant_a, "bob", actor, item)
+    chunked, one_by_one = outcome(tenant_a, "alice"), outcome(tenant_a, "bob")
+    assert chunked == one_by_one
+    rows, trail, events = chunked
+    actions = [action for action, *_ in trail]
+    assert actions.count("memory_reinforced") == 2 and actions.count("memory_superseded") >= 2
+    assert "secret_redacted" in actions and not any("hunter2" in str(t) for t in trail)
+    assert {status for _, status, *_ in events} == {"processed"}
+    assert ("episodic", "I live in Lisbon.", "superseded") in {r[:3] for r in rows}
+    assert ("episodic", "My favourite food is sushi.", "superseded") in {r[:3] for r in rows}
+    with as_tenant(tenant_a):
+        assert audit_verify(tenant=tenant_a).ok

@@ -9,7 +9,8 @@ def iso(value):
 
 
 def memory_json(memory: Memory) -> dict:
-    """Expects a row from memory_queryset() (relations prefetched)."""
+    """Expects a row from memory_queryset() or a search hit from memories_for_hits() (relations
+    loaded either way: this reads no more rows)."""
     source_event = memory.source_event
     return {
         "id": memory.public_id,

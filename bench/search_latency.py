@@ -230,7 +230,14 @@ def main(argv=None) -> None:
     args.keep = args.keep or args.reuse
 
     benchdb.django_setup()
+    import torch
+
     from memoryapp import embeddings
+
+    # Embed as the service does (memoryapp/gunicorn_config.py): one torch thread per process
+    # unless TORCH_NUM_THREADS says otherwise. With two threads on two shared cores, one query's
+    # embedding measured 4-10x slower whenever anything else was running.
+    torch.set_num_threads(int(os.environ.get("TORCH_NUM_THREADS", "1")))
 
     rng = random.Random(42)
     existed = benchdb.use(DB_NAME, create=not args.reuse)
@@ -250,7 +257,7 @@ def main(argv=None) -> None:
         print(f"{'':<20}{'p50':>8}{'p95':>8}{'p99':>8}")
         for name, row in result.items():
             print(f"{name:<20}{row[50]:8.1f}{row[95]:8.1f}{row[99]:8.1f}")
-        print(f"embedder: {rate:.0f} sentences/s (batch 32)")
+        print(f"embedder: {rate:.0f} sentences/s (batch 32, {torch.get_num_threads()} torch thread(s))")
         print("load average before / after measuring: " + " / ".join(
             ", ".join(f"{x:.2f}" for x in avg) for avg in (load_before, load_after)))
     finally:

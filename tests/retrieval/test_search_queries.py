@@ -126,3 +126,20 @@ def test_context_build_costs_two_queries(tenant_a, actor):
         built = context_build(tenant=tenant_a, subject_ref="alice", query="Where does Pickles walk?",
                               token_budget=200)
     assert built["memories"] and len(ctx.captured_queries) == 2
+
+
+def test_the_search_and_context_endpoints_cost_the_same_queries_whatever_k(tenant_a, actor):
+    from tests.api.conftest import make_client, post
+
+    history(tenant_a, actor)
+    client = make_client(tenant_a)
+    post(client, "subjects/alice/search", {"query": "warm up"})  # a key's first use records it once
+    counts = []
+    for path, body in (("search", {"query": "Pickles", "k": 1}), ("search", {"query": "Pickles", "k": 50}),
+                       ("context", {"query": "Pickles", "token_budget": 50}),
+                       ("context", {"query": "Pickles", "token_budget": 2000})):
+        with CaptureQueriesContext(connection) as ctx:
+            response = post(client, f"subjects/alice/{path}", body)
+        assert response.status_code == 200, response.content
+        counts.append(len(ctx.captured_queries))
+    assert counts[0] == counts[1] and counts[2] == counts[3], [q["sql"][:80] for q in ctx.captured_queries]

@@ -143,3 +143,14 @@ def test_the_search_and_context_endpoints_cost_the_same_queries_whatever_k(tenan
         assert response.status_code == 200, response.content
         counts.append(len(ctx.captured_queries))
     assert counts[0] == counts[1] and counts[2] == counts[3], [q["sql"][:80] for q in ctx.captured_queries]
+
+
+def test_with_server_side_binding_the_tenant_is_bound_by_its_own_statement(tenant_a, actor, monkeypatch):
+    history(tenant_a, actor)
+    together = memory_search(tenant=tenant_a, subject_ref="alice", query="Pickles", k=5, record_access=False)
+    monkeypatch.setitem(connection.settings_dict["OPTIONS"], "server_side_binding", True)
+    with CaptureQueriesContext(connection) as ctx:
+        apart = memory_search(tenant=tenant_a, subject_ref="alice", query="Pickles", k=5, record_access=False)
+    assert ctx.captured_queries[0]["sql"].startswith("SELECT set_config") and len(ctx.captured_queries) == 3
+    assert [h.memory.pk for h in apart] == [h.memory.pk for h in together]
+    assert [h.score for h in apart] == pytest.approx([h.score for h in together], abs=1e-5)  # recency moved on

@@ -3,7 +3,7 @@ consolidation, forgetting, reindex) and `erasure` (kept apart so deletions never
 backlog of extraction)."""
 import os
 
-from celery import Celery
+from celery import Celery, signals
 from celery.schedules import crontab
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryapp.settings")
@@ -31,3 +31,15 @@ app.conf.beat_schedule = {
     "purge-exports": {"task": "workers.tasks.run_periodic", "schedule": 3600.0, "args": ["purge_exports"]},
 }
 app.autodiscover_tasks(["workers"])
+
+
+@signals.worker_init.connect
+def _torch_threads(**kwargs) -> None:
+    """TORCH_NUM_THREADS caps the model's threads in a worker (unset: one per core). Extraction
+    embeds in a second thread while the first writes to the database; on a small machine one
+    torch thread can leave a core for those writes instead of both contending for two."""
+    threads = os.environ.get("TORCH_NUM_THREADS")
+    if threads:
+        import torch
+
+        torch.set_num_threads(int(threads))

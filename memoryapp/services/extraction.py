@@ -129,7 +129,7 @@ def _prepare(event: Event, extractor) -> Prepared:
 def _embed(prepared: list[Prepared]):
     texts = [p.episode_statement for p in prepared]
     texts += [c.statement for p in prepared for c in p.candidates]
-    vectors = embeddings.embed_texts(texts)
+    vectors = embeddings.stored_vectors(embeddings.embed_texts(texts))
     episode_vectors = {p.event.id: vectors[i] for i, p in enumerate(prepared)}
     i = len(prepared)
     candidate_vectors = {}
@@ -165,24 +165,20 @@ def _episode(*, tenant: Tenant, p: Prepared, vector) -> Memory:
     )
 
 
-def _retire_episodes(*, tenant: Tenant, event_ids: list, successor: Memory, at: datetime) -> list:
+def _retire_episodes(*, tenant: Tenant, event_ids, successor: Memory, at: datetime) -> int:
     """An episode stating a value that no longer holds stops being current with it, so a
     current query does not find the old statement through its raw copy. Only when every
-    durable memory drawn from that event is no longer current (one message may state two facts).
-    Returns the events whose episodes it retired."""
-    retired = []
-    for event_id in set(event_ids):
-        still_current = Memory.objects.filter(
-            tenant=tenant, evidence_links__event_id=event_id, status=Memory.Status.ACTIVE, erasing=False,
-        ).exclude(memory_type=Memory.Type.EPISODIC).exists()
-        if still_current:
-            continue
-        if Memory.objects.filter(
-            tenant=tenant, source_event_id=event_id, memory_type=Memory.Type.EPISODIC,
-            status=Memory.Status.ACTIVE,
-        ).update(status=Memory.Status.SUPERSEDED, valid_to=at, superseded_by=successor):
-            retired.append(event_id)
-    return retired
+    durable memory drawn from that event is no longer current (one message may state two facts)."""
+    event_ids = set(event_ids)
+    still_current = set(MemoryEvidence.objects.filter(
+        tenant=tenant, event_id__in=event_ids, memory__status=Memory.Status.ACTIVE, memory__erasing=False,
+    ).exclude(memory__memory_type=Memory.Type.EPISODIC).values_list("event_id", flat=True)) if event_ids else set()
+    if not event_ids - still_current:
+        return 0
+    return Memory.objects.filter(
+        tenant=tenant, source_event_id__in=event_ids - still_current, memory_type=Memory.Type.EPISODIC,
+        status=Memory.Status.ACTIVE,
+    ).update(status=Memory.Status.SUPERSEDED, valid_to=at, superseded_by=successor)
 
 
 def _draft(p: Prepared, c: Candidate) -> MemoryDraft:
@@ -309,19 +305,20 @@ def _apply_candidates(*, tenant: Tenant, p: Prepared, batch: MemoryWriteBatch, c
             continue
         totals[memory.memory_type] += 1
         totals["conflicts"] += len(result.conflicts)
+        retired = 0
         if memory.status == Memory.Status.SUPERSEDED:
             # A late older value: its episode is history too.
             totals["history"] += 1
-            batch.episodes_retired(event_ids=_retire_episodes(
-                tenant=tenant, event_ids=[p.event.id], successor=memory.superseded_by or memory,
-                at=memory.valid_to or memory.valid_from,
-            ))
+            retired += _retire_episodes(tenant=tenant, event_ids=[p.event.id], successor=memory.superseded_by or memory,
+                                        at=memory.valid_to or memory.valid_from)
         for old in result.superseded:
             totals["superseded"] += 1
-            old_events = list(MemoryEvidence.objects.filter(tenant=tenant, memory=old).values_list("event_id", flat=True))
-            retired = _retire_episodes(tenant=tenant, event_ids=old_events, successor=memory, at=memory.valid_from)
-            batch.episodes_retired(event_ids=retired)
-            totals["episodes_superseded"] += len(retired)
+            old_events = MemoryEvidence.objects.filter(tenant=tenant, memory=old).values_list("event_id", flat=True)
+            superseded = _retire_episodes(tenant=tenant, event_ids=old_events, successor=memory, at=memory.valid_from)
+            totals["episodes_superseded"] += superseded
+            retired += superseded
+        if retired:
+            batch.recheck_episodes()
 
 
 def _fail(*, tenant: Tenant, p: Prepared, exc: Exception) -> None:

@@ -1,5 +1,6 @@
 """A chunk of events written in one transaction (one prefetch, one audit append, one event
 update) ends exactly where the same events processed one job, one event at a time, end."""
+import numpy as np
 import pytest
 
 from memoryapp.models import AuditEntry, Event, Memory
@@ -60,3 +61,16 @@ def test_a_chunk_with_supersession_and_reinforcement_ends_like_event_by_event(te
     assert ("episodic", "My favourite food is sushi.", "superseded") in {r[:3] for r in rows}
     with as_tenant(tenant_a):
         assert audit_verify(tenant=tenant_a).ok
+
+
+def test_stored_embeddings_are_the_embedders_float32s_exactly(tenant_a, actor):
+    from memoryapp import embeddings
+
+    ingest(tenant_a, "alice", actor, ("e1", "user", "I live in Lisbon.", None, at(0)))
+    with as_tenant(tenant_a):
+        stored = {m.statement: np.asarray(m.embedding, dtype=np.float32)
+                  for m in Memory.objects.filter(tenant=tenant_a, subject__external_id="alice")}
+    [fact] = [s for s in stored if s != "I live in Lisbon."]
+    # The chunk embedded [episode, fact] in one batch; the same batch gives the same floats.
+    expected = embeddings.embed_texts(["I live in Lisbon.", fact])
+    assert np.array_equal(stored["I live in Lisbon."], expected[0]) and np.array_equal(stored[fact], expected[1])

@@ -109,12 +109,26 @@ def wait_processed(tenant, subject_refs: list[str], expected: int, timeout: floa
     raise SystemExit(f"timed out: {done}/{expected} processed")
 
 
-def raw_rate(texts: list[str]) -> float:
+def raw_rate(texts: list[str], threads: int | None = None) -> float:
+    """The embedder alone on `texts`, in this process, with `threads` torch threads (default: torch's)."""
+    import torch
+
     from memoryapp import embeddings
 
-    t0 = time.perf_counter()
-    embeddings.embed_texts(texts)
-    return len(texts) / (time.perf_counter() - t0)
+    default = torch.get_num_threads()
+    torch.set_num_threads(threads or default)
+    try:
+        t0 = time.perf_counter()
+        embeddings.embed_texts(texts)
+        return len(texts) / (time.perf_counter() - t0)
+    finally:
+        torch.set_num_threads(default)
+
+
+def raw_rates(texts: list[str], worker_threads: int | None) -> dict:
+    """The raw rate at torch's default thread count and, if the worker runs another, at that."""
+    counts = sorted({torch_threads(), worker_threads or torch_threads()})
+    return {n: raw_rate(texts, n) for n in counts}
 
 
 def torch_threads() -> int:
@@ -168,7 +182,7 @@ def run(args) -> None:
 
         texts = sentences(args.events)
         load_before = os.getloadavg()
-        raw_before = raw_rate(texts)
+        raw_before = raw_rates(texts, args.worker_torch_threads)
 
         subjects = [f"user-{i}" for i in range(args.subjects)]
         per = (len(texts) + len(subjects) - 1) // len(subjects)
@@ -187,18 +201,21 @@ def run(args) -> None:
         elapsed = time.perf_counter() - t0
         assert last, "the last event is not searchable"
         # The machine is shared: measuring the raw rate on both sides of the run shows how much
-        # the load moved meanwhile; the ratio uses their mean.
-        raw_after = raw_rate(texts)
+        # the load moved meanwhile; each thread count's rate is the mean of the two, and the
+        # ratio is taken against the best of them (the embedder's best on this machine).
+        raw_after = raw_rates(texts, args.worker_torch_threads)
         load_after = os.getloadavg()
-        raw = (raw_before + raw_after) / 2
+        raws = {n: (raw_before[n] + raw_after[n]) / 2 for n in raw_before}
+        raw = max(raws.values())
         e2e = len(texts) / elapsed
         embedded = len(texts) + candidates(tenant)
         print(f"events: {len(texts)} over {len(subjects)} subjects; accepted in {accepted:.1f} s")
-        print(f"embedder raw:          {raw:8.1f} sentences/s (embed_texts, this process, {torch_threads()} torch "
-              f"threads; {raw_before:.1f} before the run, {raw_after:.1f} after)")
+        for n, rate in raws.items():
+            print(f"embedder raw:          {rate:8.1f} sentences/s (embed_texts, this process, {n} torch "
+                  f"thread{'s' if n > 1 else ''}; {raw_before[n]:.1f} before the run, {raw_after[n]:.1f} after)")
         print(f"end to end (worker):   {e2e:8.1f} events/s (accepted -> extracted, embedded, searchable; worker "
               f"torch threads: {args.worker_torch_threads or 'default'})")
-        print(f"ratio:                 {100 * e2e / raw:8.1f} %  (target >= 70%)")
+        print(f"ratio:                 {100 * e2e / raw:8.1f} %  (of the best raw rate; target >= 70%)")
         print(f"sentences embedded:    {embedded} by the worker ({embedded / len(texts):.2f} per event: the episode "
               f"and each candidate fact), so the embedder alone caps the ratio at {100 * len(texts) / embedded:.0f}%")
         print(f"load average:          {load_before[0]:.2f} before, {load_after[0]:.2f} after (1 min)")

@@ -334,8 +334,8 @@ class MemoryWriteBatch:
     lock_subjects() takes memory_write's subject locks (once, until commit); prefetch() then
     reads, and locks, every memory the drafts could reinforce or supersede, so no other
     transaction changes them meanwhile; every write through the batch keeps that view current.
-    Use it only inside that one transaction, and tell it (episodes_retired) about any other
-    change made meanwhile to a memory it may hold.
+    Use it only inside that one transaction, and tell it (recheck_episodes) when episodes were
+    retired meanwhile by anything else.
     """
 
     def __init__(self, *, tenant: Tenant, record):
@@ -388,14 +388,17 @@ class MemoryWriteBatch:
             if key in index:
                 index[key] = [m for m in index[key] if m.pk != memory.pk]
 
-    def episodes_retired(self, *, event_ids) -> None:
-        """The episodes of `event_ids` stopped being current (outside the batch's writes)."""
-        gone = set(event_ids)
-        if not gone:
+    def recheck_episodes(self) -> None:
+        """Episodes were retired outside the batch's writes: re-read the few it holds (an
+        episode is only held when a draft repeats it word for word)."""
+        held = {m.pk for found in self._same.values() for m in found if m.memory_type == Memory.Type.EPISODIC}
+        if not held:
             return
-        for key, held in self._same.items():
-            self._same[key] = [m for m in held if not (m.memory_type == Memory.Type.EPISODIC
-                                                       and m.source_event_id in gone)]
+        current = set(Memory.objects.filter(
+            tenant=self.tenant, pk__in=held, status__in=[Memory.Status.ACTIVE, Memory.Status.PENDING_APPROVAL],
+        ).values_list("pk", flat=True))
+        for key, found in self._same.items():
+            self._same[key] = [m for m in found if m.pk not in held or m.pk in current]
 
     def write(self, *, subject: Subject, subject_ref: str, draft: MemoryDraft, actor: Actor,
               embedding: np.ndarray) -> WriteResult:

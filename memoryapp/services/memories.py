@@ -248,7 +248,7 @@ def _memory_write(*, tenant, subject_ref, draft, actor, embedding, supersede) ->
 
 
 def _write(*, tenant, subject, subject_ref, draft, actor, embedding, supersede, lookup, record) -> WriteResult:
-    """memory_write's decisions and writes, for memory_write and memory_write_batch alike.
+    """memory_write's decisions and writes, for memory_write and MemoryWriteBatch alike.
     Assumes the tenant's transaction and the subject's row lock; `lookup` answers the reads
     (the database, or a batch's prefetched view of it) and `record` appends audit entries."""
     valid_from = draft.valid_from or timezone.now()

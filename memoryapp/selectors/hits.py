@@ -68,22 +68,14 @@ WITH touched AS (
 )"""
 
 
-class LoadedRelation(QuerySet):
-    """A hit's related rows as the search statement loaded them, set as the relation's prefetch
-    cache. Reading it (iteration, len, count, exists) costs no query. Anything that builds a new
-    query from it (filter, order_by, first, ...) starts from the relation itself, never from the
-    whole table, so it cannot widen to another memory's rows."""
-
-    def _chain(self):
-        return self._relation()._chain()
-
-
-def _loaded(model, relation, rows: list) -> LoadedRelation:
-    qs = LoadedRelation(model=model)
-    qs._relation = relation
-    qs._result_cache = rows
-    qs._prefetch_done = True
-    return qs
+def _loaded(queryset: QuerySet, rows: list) -> QuerySet:
+    """The relation's own queryset (the related manager's: filtered on this memory) with the
+    rows the search statement loaded as its cache, as Django's prefetch leaves it. Reading it
+    costs no query; anything that queries again (filter, iterator, update, ...) is still
+    filtered on this memory, so it can never reach another memory's or subject's rows."""
+    queryset._result_cache = rows
+    queryset._prefetch_done = True
+    return queryset
 
 
 def _converters(fields) -> list:
@@ -128,13 +120,13 @@ def _build(row: tuple, subjects: dict, db: str) -> Memory:
     Memory.superseded_by.field.set_cached_value(memory, newer)
     pk = memory.pk
     memory._prefetched_objects_cache = {
-        "evidence": _loaded(Event, lambda: Event.objects.filter(memories=pk), [
+        "evidence": _loaded(memory.evidence.all(), [
             Event.from_db(db, {"id", "event_id"}, [i, e]) for i, e in zip(evidence_ids or (), evidence_event_ids or ())
         ]),
-        "supersedes": _loaded(Memory, lambda: Memory.objects.filter(superseded_by=pk), [
+        "supersedes": _loaded(memory.supersedes.all(), [
             Memory.from_db(db, {"id", "superseded_by_id"}, [i, pk]) for i in supersedes_ids or ()
         ]),
-        "derived_from": _loaded(Memory, lambda: Memory.objects.filter(derivatives=pk), [
+        "derived_from": _loaded(memory.derived_from.all(), [
             Memory.from_db(db, {"id"}, [i]) for i in derived_ids or ()
         ]),
     }

@@ -111,6 +111,19 @@ def test_a_loaded_relation_queried_further_stays_within_its_memory(tenant_a, act
     assert episode.source_event.content == "I adopted a dog called Pickles."  # deferred: loaded on access
 
 
+def test_a_loaded_relation_iterated_or_updated_afresh_touches_only_its_memory(tenant_a, actor):
+    # iterator() and update() build their query from the queryset itself, not from a copy of it:
+    # they must still be filtered on the hit's memory, never the whole (tenant's) table.
+    made = history(tenant_a, actor)
+    write(tenant_a, "bob", "Bob walks Pickles too.", actor)
+    hits = memory_search(tenant=tenant_a, subject_ref="alice", query="Pickles on the beach", k=50)
+    summary = next(h.memory for h in hits if h.memory.pk == made["summary"].pk)
+    assert sorted(e.event_id for e in summary.evidence.iterator()) == ["e1", "e2"]
+    assert sorted(m.pk for m in summary.derived_from.iterator()) == sorted(m.pk for m in made["episodes"][1:])
+    assert summary.derived_from.update(importance=0.11) == 2
+    assert Memory.objects.filter(tenant=tenant_a, importance=0.11).count() == 2
+
+
 def test_search_of_another_tenant_or_subject_finds_none_of_these_rows(tenant_a, tenant_b, actor):
     history(tenant_a, actor)
     write(tenant_a, "bob", "Bob has a cat.", actor)

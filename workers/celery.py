@@ -33,9 +33,10 @@ app.conf.beat_schedule = {
 app.autodiscover_tasks(["workers"])
 
 
-@signals.worker_init.connect
+@signals.worker_init.connect  # the solo pool runs tasks in this process
+@signals.worker_process_init.connect  # each prefork child: the parent's setting need not survive the fork
 def _torch_threads(**kwargs) -> None:
-    """TORCH_NUM_THREADS caps the model's threads in a worker (unset: one per core). Extraction
+    """TORCH_NUM_THREADS caps the model's threads in a worker process (unset: one per core). Extraction
     embeds in a second thread while the first writes to the database; on a small machine one
     torch thread can leave a core for those writes instead of both contending for two."""
     threads = os.environ.get("TORCH_NUM_THREADS")

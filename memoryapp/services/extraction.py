@@ -350,6 +350,21 @@ def _claim_and_embed(*, tenant: Tenant, ids: list, extractor, embedder: ThreadPo
     return prepared, (embedder.submit(_embed, prepared) if prepared else None)
 
 
+def _release(*, tenant: Tenant, prepared: list[Prepared]) -> None:
+    """Hand claimed but unwritten events back (processing -> pending), so the job's retry or the
+    sweeper picks them up at once rather than after the stale-claim window. Only events still
+    under this run's claim; if even this fails (the database is gone), the sweeper resets them."""
+    try:
+        with transaction.atomic():
+            tenant_activate(tenant=tenant)
+            for p in prepared:
+                Event.objects.filter(pk=p.event.pk, status=Event.Status.PROCESSING, claimed_at=p.claim).update(
+                    status=Event.Status.PENDING, claimed_at=None,
+                )
+    except Exception:  # noqa: BLE001 - best effort on a failure path; the original error is re-raised
+        logger.warning("could not release %d claimed events; the sweeper will", len(prepared), exc_info=True)
+
+
 def _write_chunk(*, tenant: Tenant, prepared: list[Prepared], episode_vectors, candidate_vectors,
                  totals: Counter) -> None:
     # Counts are merged only for what committed (a rolled-back chunk counted nothing).
@@ -390,21 +405,30 @@ def extraction_job_run(*, tenant: Tenant, job: Job) -> dict:
             return _claim_and_embed(tenant=tenant, ids=chunk, extractor=extractor, embedder=embedder, totals=totals)
 
         ahead = start(chunks[0]) if chunks else None
-        for index in range(len(chunks)):
-            clock = time.perf_counter()
-            prepared, embedding = ahead
-            ahead = start(chunks[index + 1]) if index + 1 < len(chunks) else None
-            seconds["claim"] += time.perf_counter() - clock
-            if not prepared:
-                continue
-            clock = time.perf_counter()
-            episode_vectors, candidate_vectors = embedding.result()
-            seconds["embed_wait"] += time.perf_counter() - clock
-            clock = time.perf_counter()
-            _write_chunk(tenant=tenant, prepared=prepared, episode_vectors=episode_vectors,
-                         candidate_vectors=candidate_vectors, totals=totals)
-            _heartbeat(tenant=tenant, job=job)
-            seconds["write"] += time.perf_counter() - clock
+        prepared: list[Prepared] = []
+        try:
+            for index in range(len(chunks)):
+                clock = time.perf_counter()
+                prepared, embedding = ahead
+                ahead = None
+                ahead = start(chunks[index + 1]) if index + 1 < len(chunks) else None
+                seconds["claim"] += time.perf_counter() - clock
+                if not prepared:
+                    continue
+                clock = time.perf_counter()
+                episode_vectors, candidate_vectors = embedding.result()
+                seconds["embed_wait"] += time.perf_counter() - clock
+                clock = time.perf_counter()
+                _write_chunk(tenant=tenant, prepared=prepared, episode_vectors=episode_vectors,
+                             candidate_vectors=candidate_vectors, totals=totals)
+                prepared = []
+                _heartbeat(tenant=tenant, job=job)
+                seconds["write"] += time.perf_counter() - clock
+        except BaseException:
+            # The chunk being written (rolled back) and the one claimed ahead of it go back to
+            # pending now; events already written stay written.
+            _release(tenant=tenant, prepared=prepared + (ahead[0] if ahead else []))
+            raise
     done = _heartbeat(tenant=tenant, job=job)
     # Where the job's time went: a large embed_wait means the model is the bottleneck, a large
     # write the database (the embedding of the next chunk runs during the write).

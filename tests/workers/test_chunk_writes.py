@@ -74,3 +74,32 @@ def test_stored_embeddings_are_the_embedders_float32s_exactly(tenant_a, actor):
     # The chunk embedded [episode, fact] in one batch; the same batch gives the same floats.
     expected = embeddings.embed_texts(["I live in Lisbon.", fact])
     assert np.array_equal(stored["I live in Lisbon."], expected[0]) and np.array_equal(stored[fact], expected[1])
+
+
+def test_a_failed_embedding_hands_unwritten_events_back_at_once(tenant_a, actor, monkeypatch):
+    # Chunks of 2: the first is written; embedding the second fails while the third is claimed
+    # ahead. Both unwritten chunks go straight back to pending (not left claimed until the
+    # sweeper's stale window), and the written one stays written.
+    from memoryapp.models import Tenant
+    from memoryapp.services import extraction
+    from tests.workers.helpers import append
+
+    monkeypatch.setattr(extraction, "CHUNK_SIZE", 2)
+    real_embed, calls = extraction._embed, []
+
+    def flaky_embed(prepared):
+        calls.append(len(prepared))
+        if len(calls) == 2:
+            raise RuntimeError("model crashed")
+        return real_embed(prepared)
+
+    monkeypatch.setattr(extraction, "_embed", flaky_embed)
+    _, job = append(tenant_a, "alice", actor, *[(f"e{i}", "user", f"Note number {i}.", None, at(i)) for i in range(6)])
+    with pytest.raises(RuntimeError, match="model crashed"):
+        extraction.extraction_job_run(tenant=Tenant.objects.get(pk=tenant_a.pk), job=job)
+    with as_tenant(tenant_a):
+        status = dict(Event.objects.filter(tenant=tenant_a).values_list("event_id", "status"))
+        claimed = Event.objects.filter(tenant=tenant_a, claimed_at__isnull=False, status="pending").count()
+    assert status == {"e0": "processed", "e1": "processed", "e2": "pending", "e3": "pending",
+                      "e4": "pending", "e5": "pending"}
+    assert claimed == 0

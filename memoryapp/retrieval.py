@@ -289,6 +289,8 @@ def memory_search(
     scores = np.where(sig.untrusted, scores * UNTRUSTED_FACTOR, scores)
     order = np.argsort(-scores, kind="stable")
     if min_score is not None:
+        # Scores compare within one query, not across queries: when a query routes to a key
+        # (keyroute.py) the boost joins the normalisation, so its other memories score lower.
         order = order[scores[order] >= min_score]
     order = order[:k].tolist()
     if not order:

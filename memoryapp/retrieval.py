@@ -103,7 +103,9 @@ bm25 AS (
     GROUP BY tf.id
 )
 SELECT s.id, coalesce(1 - (s.embedding <=> %(qvec)s::vector), 0) AS sim, coalesce(bm25.score, 0) AS bm25,
-       s.session_id, s.seq, s.speaker, s.statement ~* %(time_regex)s AS has_time,
+       s.session_id, s.seq, s.speaker,
+       -- Only a "when" question uses it; the regex over every statement is not free.
+       CASE WHEN %(asks_when)s THEN s.statement ~* %(time_regex)s ELSE false END AS has_time,
        s.valid_from, s.importance, s.confidence, s.source_kind,
        -- The passage around the memory: the mean of its and its adjacent events' memory vectors.
        CASE WHEN s.seq IS NULL THEN NULL ELSE coalesce(1 - (avg(s.embedding) OVER (
@@ -156,7 +158,7 @@ def search_signals(*, tenant: Tenant, subject_id: int | None = None, subject_ref
         tenant=tenant.pk, subject=subject_id, subject_ref=subject_ref, statuses=statuses,
         as_of=as_of, all_versions=include_superseded,
         now=now, qvec=_vector_literal(query_embedding), query=query[:4000], k1=BM25_K1, b=BM25_B,
-        time_regex=_TIME_REGEX, pool=POOL,
+        time_regex=_TIME_REGEX, pool=POOL, asks_when=query_understand(query).asks_when,
     )
     sql = _SQL.replace("{subject}", "%(subject)s" if subject_id is not None else _SUBJECT_BY_REF)
     rows = tenant_activate_and_query(tenant=tenant, sql=sql.replace("{extra}", extra_sql), params=params)

@@ -71,9 +71,12 @@ class SearchHit:
 _SQL = """
 WITH scope AS MATERIALIZED (
     SELECT m.id, m.embedding, m.search_vector, m.statement, m.valid_from, m.importance, m.confidence,
-           m.source_kind, m.key, e.session_id, e.seq, e.speaker
+           m.source_kind, m.key, e.session_id, e.seq, e.speaker, m.memory_type = 'episodic' AS is_episode
     FROM memoryapp_memory m
+    -- A memory's source event belongs to its subject: saying so lets the join read only that
+    -- subject's events by index instead of hashing all of the tenant's.
     LEFT JOIN memoryapp_event e ON e.id = m.source_event_id AND e.tenant_id = m.tenant_id
+                               AND e.subject_id = m.subject_id
     WHERE m.tenant_id = %(tenant)s AND m.subject_id = {subject} AND NOT m.erasing
       AND m.status = ANY(%(statuses)s)
       AND m.valid_from <= %(as_of)s
@@ -107,9 +110,12 @@ SELECT s.id, coalesce(1 - (s.embedding <=> %(qvec)s::vector), 0) AS sim, coalesc
        -- Only a "when" question uses it; the regex over every statement is not free.
        CASE WHEN %(asks_when)s THEN s.statement ~* %(time_regex)s ELSE false END AS has_time,
        s.valid_from, s.importance, s.confidence, s.source_kind,
-       -- The passage around the memory: the mean of its and its adjacent events' memory vectors.
-       CASE WHEN s.seq IS NULL THEN NULL ELSE coalesce(1 - (avg(s.embedding) OVER (
-           PARTITION BY s.seq IS NULL, s.session_id ORDER BY s.seq ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING
+       -- The passage around an episode: the mean of its and the adjacent events' episode vectors
+       -- (one episode per event, so (seq, id) is a total order and the passage never depends on
+       -- the plan). A fact's passage is itself: its episode already carries the context.
+       CASE WHEN s.seq IS NULL OR NOT s.is_episode THEN NULL ELSE coalesce(1 - (avg(s.embedding) OVER (
+           PARTITION BY s.seq IS NULL OR NOT s.is_episode, s.session_id ORDER BY s.seq, s.id
+           ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING
        ) <=> %(qvec)s::vector), 0) END AS ctx_sim,
        s.key
 FROM scope s LEFT JOIN bm25 ON bm25.id = s.id

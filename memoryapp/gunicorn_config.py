@@ -14,6 +14,7 @@ def post_worker_init(worker):
     import torch
 
     torch.set_num_threads(int(os.environ.get("TORCH_NUM_THREADS", "1")))
-    from memoryapp import embeddings
+    from memoryapp import embeddings, keyroute
 
     embeddings.warm_up()
+    keyroute.warm_up()  # the key descriptions' vectors, so the first search does not embed them

@@ -36,6 +36,10 @@ def _descriptions() -> tuple[list[str], np.ndarray]:
         return _table
 
 
+def warm_up() -> None:
+    _descriptions()
+
+
 def keys_for_query(query_embedding: np.ndarray) -> tuple[tuple[str, float], ...]:
     """(key, weight in (0, 1]) for the keys the query asks about, best first; empty when none.
     A key ending in ":" stands for its family ("user:allergy:" for every allergy)."""

@@ -29,8 +29,8 @@ def _columns(alias: str, fields) -> str:
     return ", ".join(f'{alias}."{f.column}"' for f in fields)
 
 
-# Evidence is ordered as it was linked, supersedes by when the older versions were recorded,
-# derived-from as linked: stable orders, where the prefetches left it to the plan.
+# Evidence in the order the events happened, supersedes and derived-from in the order those
+# memories were recorded: the same fixed orders as memory_queryset()'s prefetches.
 _SELECT = f"""
 SELECT {_columns("m", _MEMORY_FIELDS)},
        {_columns("s", _SUBJECT_FIELDS)},
@@ -41,7 +41,7 @@ JOIN memoryapp_subject s ON s.id = m.subject_id AND s.tenant_id = m.tenant_id AN
 LEFT JOIN memoryapp_event e ON e.id = m.source_event_id AND e.tenant_id = m.tenant_id
 LEFT JOIN memoryapp_memory sb ON sb.id = m.superseded_by_id AND sb.tenant_id = m.tenant_id
 LEFT JOIN LATERAL (
-    SELECT array_agg(x.id ORDER BY l.id) AS ids, array_agg(x.event_id ORDER BY l.id) AS event_ids
+    SELECT array_agg(x.id ORDER BY x.seq, x.id) AS ids, array_agg(x.event_id ORDER BY x.seq, x.id) AS event_ids
     FROM memoryapp_memoryevidence l JOIN memoryapp_event x ON x.id = l.event_id AND x.tenant_id = l.tenant_id
     WHERE l.memory_id = m.id
 ) ev ON true
@@ -49,7 +49,7 @@ LEFT JOIN LATERAL (
     SELECT array_agg(x.id ORDER BY x.recorded_at, x.id) AS ids FROM memoryapp_memory x WHERE x.superseded_by_id = m.id
 ) sup ON true
 LEFT JOIN LATERAL (
-    SELECT array_agg(x.id ORDER BY l.id) AS ids
+    SELECT array_agg(x.id ORDER BY x.recorded_at, x.id) AS ids
     FROM memoryapp_memorylineage l JOIN memoryapp_memory x ON x.id = l.source_id AND x.tenant_id = l.tenant_id
     WHERE l.derived_id = m.id
 ) der ON true

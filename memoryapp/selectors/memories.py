@@ -47,9 +47,11 @@ def memory_queryset(*, tenant: Tenant) -> QuerySet[Memory]:
         Memory.objects.filter(tenant=tenant, erasing=False, subject__status=Subject.Status.ACTIVE)
         .select_related("subject", "source_event", "superseded_by")
         .prefetch_related(
-            Prefetch("evidence", queryset=Event.objects.only("id", "event_id")),
-            Prefetch("supersedes", queryset=Memory.objects.only("id", "superseded_by_id")),
-            Prefetch("derived_from", queryset=Memory.objects.only("id")),
+            # Fixed orders (events as they happened, versions and sources as recorded), the same
+            # as selectors/hits.py loads them for search, so a memory reads alike on every path.
+            Prefetch("evidence", queryset=Event.objects.only("id", "event_id").order_by("seq", "id")),
+            Prefetch("supersedes", queryset=Memory.objects.only("id", "superseded_by_id").order_by("recorded_at", "id")),
+            Prefetch("derived_from", queryset=Memory.objects.only("id").order_by("recorded_at", "id")),
         )
     )
 

@@ -156,15 +156,20 @@ _SUBJECT_BY_REF = ("(SELECT sub.id FROM memoryapp_subject sub WHERE sub.tenant_i
 
 def search_signals(*, tenant: Tenant, subject_id: int | None = None, subject_ref: str | None = None, query: str,
                    query_embedding: np.ndarray, as_of: datetime, now: datetime, statuses: list[str],
-                   include_superseded: bool, extra_sql: str = "", extra_params: dict | None = None) -> Signals:
+                   include_superseded: bool, extra_sql: str = "", extra_params: dict | None = None,
+                   asks_when: bool | None = None) -> Signals:
     """Every in-scope memory's raw relevance signals, for the subject given by pk or by external
-    id. Binds the open transaction to `tenant` in the same round trip as the ranking query."""
+    id. Binds the open transaction to `tenant` in the same round trip as the ranking query.
+    `asks_when` (whether the query asks when; derived from it if not given) decides whether the
+    time-reference signal is computed at all."""
+    if asks_when is None:
+        asks_when = query_understand(query).asks_when
     params = dict(extra_params or {})
     params.update(
         tenant=tenant.pk, subject=subject_id, subject_ref=subject_ref, statuses=statuses,
         as_of=as_of, all_versions=include_superseded,
         now=now, qvec=_vector_literal(query_embedding), query=query[:4000], k1=BM25_K1, b=BM25_B,
-        time_regex=_TIME_REGEX, pool=POOL, asks_when=query_understand(query).asks_when,
+        time_regex=_TIME_REGEX, pool=POOL, asks_when=asks_when,
     )
     sql = _SQL.replace("{subject}", "%(subject)s" if subject_id is not None else _SUBJECT_BY_REF)
     rows = tenant_activate_and_query(tenant=tenant, sql=sql.replace("{extra}", extra_sql), params=params)
@@ -281,13 +286,15 @@ def memory_search(
         params["ns"] = namespace.rstrip("/")
         params["ns_prefix"] = namespace.rstrip("/").replace("%", r"\%").replace("_", r"\_") + "/%"
     qvec = query_embedding if query_embedding is not None else embeddings.embed_text(query)
+    info = query_understand(query)
     sig = search_signals(
         tenant=tenant, subject_ref=subject_ref, query=query, query_embedding=qvec, as_of=as_of, now=now,
         statuses=statuses, include_superseded=include_superseded, extra_sql=" ".join(extra), extra_params=params,
+        asks_when=info.asks_when,
     )
     if not sig.ids:
         return []
-    info = replace(query_understand(query), keys=keys_for_query(qvec))
+    info = replace(info, keys=keys_for_query(qvec))
     relevance, parts = relevance_scores(sig, info)
     half_life = settings.MEMORY_RECENCY_HALF_LIFE_DAYS
     age_days = np.array([max((as_of - v).total_seconds(), 0) / 86400 for v in sig.valid_from])

@@ -131,7 +131,18 @@ def run_service(conv: Conversation, tenant, evmap, qvecs) -> tuple[dict, list, l
     return rankings, lat_plain, lat_embed
 
 
-def collect_signals(conv: Conversation, tenant, qvecs) -> list:
+def search_texts(conv: Conversation, tenant) -> list[str]:
+    """What memory_search matches each question with (retrieval.search_text): the bench embeds
+    these itself so the search latency can be measured without the embedding."""
+    from django.db import transaction
+
+    from memoryapp.retrieval import search_text
+
+    with transaction.atomic():
+        return [search_text(tenant=tenant, subject_ref=conv.sample_id, query=q.question) for q in conv.questions]
+
+
+def collect_signals(conv: Conversation, tenant, qvecs, texts: list[str] | None = None) -> list:
     """Raw per-memory signals for every question (for the weight search)."""
     from django.db import transaction
     from django.utils import timezone
@@ -144,13 +155,15 @@ def collect_signals(conv: Conversation, tenant, qvecs) -> list:
     from memoryapp.tenancy import tenant_activate
 
     out = []
+    texts = texts or search_texts(conv, tenant)
     with transaction.atomic():
         tenant_activate(tenant=tenant)
         subject = subject_find(tenant=tenant, external_id=conv.sample_id)
         now = timezone.now()
         for qi, q in enumerate(conv.questions):
-            sig = search_signals(tenant=tenant, subject_id=subject.pk, query=q.question, query_embedding=qvecs[qi],
-                                 as_of=now, now=now, statuses=[Memory.Status.ACTIVE], include_superseded=False)
+            sig = search_signals(tenant=tenant, subject_id=subject.pk, query=texts[qi], query_embedding=qvecs[qi],
+                                 as_of=now, now=now, statuses=[Memory.Status.ACTIVE], include_superseded=False,
+                                 asks_when=query_understand(q.question).asks_when)
             out.append((sig, query_understand(q.question)))
     return out
 
@@ -169,8 +182,10 @@ def recall_with(convs, signals, evmap, weights) -> dict:
     return {k: round(100 * float(np.mean(v)), 1) for k, v in out.items()}
 
 
-def ablation(convs, signals, evmap) -> list[tuple[str, dict]]:
-    """What each step of the ranking adds, cumulatively, from dense similarity alone."""
+def ablation(convs, signals, evmap, word_signals=None) -> list[tuple[str, dict]]:
+    """What each step of the ranking adds, cumulatively, from dense similarity alone;
+    `word_signals` (collected with the questions as asked) shows the final ranking with the
+    speakers' names matched as words."""
     from memoryapp.retrieval import RELEVANCE
 
     off = {"passage": 0, "text": 0, "neighbour": 0, "speaker": 0, "time": 0}
@@ -184,7 +199,10 @@ def ablation(convs, signals, evmap) -> list[tuple[str, dict]]:
         ("+ 'when' -> time references", dict(RELEVANCE)),
         ("  (BM25 text only)", {**RELEVANCE, **off, "dense": 0, "text": 1.0}),
     ]
-    return [(name, recall_with(convs, signals, evmap, w)) for name, w in steps]
+    rows = [(name, recall_with(convs, signals, evmap, w)) for name, w in steps]
+    if word_signals is not None:
+        rows.insert(len(steps) - 1, ("  (speaker names as words)", recall_with(convs, word_signals, evmap, RELEVANCE)))
+    return rows
 
 
 def tune(convs, signals, evmap) -> None:
@@ -356,7 +374,9 @@ def main(argv=None) -> None:
             ingestion.append(ingest(conv, tenant, actor))
             print(f"ingested {ingestion[-1]}", flush=True)
         evmap = evidence_map(tenant)
-        qvecs = {c.sample_id: embeddings.embed_texts([q.question for q in c.questions], 64) for c in convs}
+        # The service's query vectors (of what it matches with), and the baseline's (the questions).
+        qvecs = {c.sample_id: embeddings.embed_texts(search_texts(c, tenant), 64) for c in convs}
+        question_vecs = {c.sample_id: embeddings.embed_texts([q.question for q in c.questions], 64) for c in convs}
 
         if args.tune:
             signals = [collect_signals(c, tenant, qvecs[c.sample_id]) for c in convs]
@@ -381,7 +401,8 @@ def main(argv=None) -> None:
             lat_embed += embed
         systems = {
             "bm25 (raw turns)": [bm25_rankings(c) for c in convs],
-            "dense-minilm (turns)": [dense_baseline(c, turn_vectors[c.sample_id], qvecs[c.sample_id]) for c in convs],
+            "dense-minilm (turns)": [dense_baseline(c, turn_vectors[c.sample_id], question_vecs[c.sample_id])
+                                     for c in convs],
             "memory service": service,
         }
         evaluated = {name: evaluate(convs, r) for name, r in systems.items()}
@@ -392,7 +413,9 @@ def main(argv=None) -> None:
         n = evaluated["memory service"][3]
         out = report(args.split, convs, results, cats, counts, n, {"plain": lat_plain, "embed": lat_embed},
                      ingestion, context_tokens(tenant, convs),
-                     ablation(convs, [collect_signals(c, tenant, qvecs[c.sample_id]) for c in convs], evmap))
+                     ablation(convs, [collect_signals(c, tenant, qvecs[c.sample_id]) for c in convs], evmap,
+                              [collect_signals(c, tenant, question_vecs[c.sample_id], [q.question for q in c.questions])
+                               for c in convs]))
         RESULTS_DIR.mkdir(parents=True, exist_ok=True)
         (RESULTS_DIR / f"locomo_{args.split}.json").write_text(json.dumps(out, indent=1, default=str))
         if args.plot:

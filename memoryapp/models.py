@@ -44,6 +44,10 @@ class Subject(models.Model):
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.USER)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
     last_seq = models.BigIntegerField(default=0)
+    # The distinct speakers of the subject's events, as given. Search reads them so that a query
+    # naming a person in the conversation treats the name as who said it, not as words to match
+    # (retrieval.query_match_text); kept by event_append, recomputed when erasure deletes events.
+    speakers = ArrayField(models.CharField(max_length=200), default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -4,7 +4,12 @@ Deliberately small and language-level (English question forms), never tied to a 
 - the names it mentions (capitalised words that are not sentence-initial question words), so a
   memory of something that person said can be preferred;
 - whether it asks *when* something happened, so memories that carry a time reference
-  ("last Saturday", "in May", "two years ago") can be preferred.
+  ("last Saturday", "in May", "two years ago") can be preferred;
+- the text to match memories with: the query less the names of the people who speak in the
+  subject's events. "What did Caroline research?" asks what Caroline said about research; every
+  one of Caroline's messages is filed under her name, so the name is who said it (the speaker
+  boost), and as words to match it only favours short messages that greet her
+  ("Thanks, Caroline!"). What it adds on LoCoMo is in docs/benchmarks.md.
 """
 import re
 from dataclasses import dataclass, field
@@ -33,3 +38,17 @@ def query_understand(query: str) -> QueryInfo:
         if word not in _NOT_NAMES:
             names.add(word)
     return QueryInfo(names=frozenset(names), asks_when=bool(_WHEN.search(query or "")))
+
+
+def query_match_text(query: str, speakers: frozenset) -> str:
+    """`query` without the names (and their possessive 's) of `speakers`, lower-cased words of the
+    subject's speakers' names. Only capitalised words are names here, as in query_understand, so
+    "will" survives a speaker called Will. A query that is nothing but names is kept whole."""
+    if not speakers or not query:
+        return query
+
+    def drop(match: re.Match) -> str:
+        return "" if match.group(1).removesuffix("'s").lower() in speakers else match.group(0)
+
+    stripped = re.sub(r"\s+([?.!,;:])", r"\1", re.sub(r"\s+", " ", _CAPITALISED.sub(drop, query))).strip()
+    return stripped if re.search(r"\w", stripped) else query

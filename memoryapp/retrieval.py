@@ -27,8 +27,9 @@ from django.utils import timezone
 from memoryapp import embeddings
 from memoryapp.models import Memory, Tenant, UNTRUSTED_SOURCES
 from memoryapp.keyroute import key_weight, keys_for_query
-from memoryapp.query import QueryInfo, query_understand
+from memoryapp.query import QueryInfo, query_match_text, query_understand
 from memoryapp.selectors.hits import memories_for_hits
+from memoryapp.selectors.memories import subject_speaker_words
 from memoryapp.tenancy import tenant_activate_and_query
 
 # Relevance weights (tuned on the LoCoMo tune split only; see docs/benchmarks.md).
@@ -261,6 +262,18 @@ def relevance_scores(sig: Signals, info: QueryInfo, weights: dict | None = None)
     return total / norm, {"dense": dense, "text": text, "neighbour": neighbour}
 
 
+def search_text(*, tenant: Tenant, subject_ref: str, query: str, info: QueryInfo | None = None) -> str:
+    """What `query` is matched with, by words and by embedding: itself, less the names of the
+    people who speak in the subject's events (query.query_match_text). Costs a round trip only
+    when the query names someone. A caller that passes memory_search its own `query_embedding`
+    embeds this text."""
+    info = info or query_understand(query)
+    if not info.names:
+        return query
+    speakers = subject_speaker_words(tenant=tenant, subject_ref=subject_ref) & info.names
+    return query_match_text(query, speakers)
+
+
 def memory_search(
     *, tenant: Tenant, subject_ref: str, query: str, k: int = 5, as_of: datetime | None = None,
     memory_types: list[str] | None = None, namespace: str | None = None, include_superseded: bool = False,
@@ -270,7 +283,9 @@ def memory_search(
     request's or the caller's): it binds it to `tenant` for row-level security.
 
     Two round trips whatever `k`: the tenant binding with the ranking query, then the hits' rows
-    with their relations and the access count (selectors/hits.py)."""
+    with their relations and the access count (selectors/hits.py); a third, small one when the
+    query names someone (search_text). `query_embedding`, if given, is the embedding of
+    search_text(query)."""
     now = timezone.now()
     as_of = as_of or now
     statuses = [Memory.Status.ACTIVE]
@@ -285,10 +300,11 @@ def memory_search(
         extra.append("AND (m.namespace = %(ns)s OR m.namespace LIKE %(ns_prefix)s)")
         params["ns"] = namespace.rstrip("/")
         params["ns_prefix"] = namespace.rstrip("/").replace("%", r"\%").replace("_", r"\_") + "/%"
-    qvec = query_embedding if query_embedding is not None else embeddings.embed_text(query)
     info = query_understand(query)
+    text = search_text(tenant=tenant, subject_ref=subject_ref, query=query, info=info)
+    qvec = query_embedding if query_embedding is not None else embeddings.embed_text(text)
     sig = search_signals(
-        tenant=tenant, subject_ref=subject_ref, query=query, query_embedding=qvec, as_of=as_of, now=now,
+        tenant=tenant, subject_ref=subject_ref, query=text, query_embedding=qvec, as_of=as_of, now=now,
         statuses=statuses, include_superseded=include_superseded, extra_sql=" ".join(extra), extra_params=params,
         asks_when=info.asks_when,
     )

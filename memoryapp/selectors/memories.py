@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from memoryapp.errors import NotFound
 from memoryapp.models import Event, Job, Memory, Subject, Tenant
-from memoryapp.tenancy import tenant_activate
+from memoryapp.tenancy import tenant_activate, tenant_activate_and_query
 
 VISIBLE_STATUSES = [
     Memory.Status.ACTIVE, Memory.Status.SUPERSEDED, Memory.Status.EXPIRED,
@@ -38,6 +38,18 @@ def subject_find(*, tenant: Tenant, external_id: str) -> Subject | None:
         return subject_get(tenant=tenant, external_id=external_id)
     except NotFound:
         return None
+
+
+def subject_speaker_words(*, tenant: Tenant, subject_ref: str) -> frozenset:
+    """The lower-cased words of the names of the people who speak in the subject's events (empty
+    for a missing subject or one being erased). One round trip, tenant binding included."""
+    rows = tenant_activate_and_query(
+        tenant=tenant,
+        sql="SELECT speakers FROM memoryapp_subject WHERE tenant_id = %(tenant)s AND external_id = %(ref)s"
+            " AND status = 'active'",
+        params={"tenant": tenant.pk, "ref": subject_ref},
+    )
+    return frozenset(word for name in (rows[0][0] if rows else ()) for word in name.lower().split())
 
 
 def memory_queryset(*, tenant: Tenant) -> QuerySet[Memory]:

@@ -339,12 +339,24 @@ def _erase_memories(*, tenant: Tenant, job: Job) -> tuple[dict, set, dict]:
         counts["events"] += Event.objects.filter(tenant=tenant, pk__in=event_ids).delete()[1].get(
             "memoryapp.Event", 0
         )
+        if event_ids:
+            _speakers_recount(tenant=tenant, subject_ids={row[3] for row in doomed})
         # Every export made before now holds the forgotten memory.
         counts["export_files"] += ExportFile.objects.filter(tenant=tenant, subject_ref__in=subject_refs).delete()[0]
         counts["audit_payloads_redacted"] += _audit_redact_ids(tenant=tenant, memory_ids=wanted)
         job_progress(job_id=job.id, done=done + len(event_ids))
     # Verify by every id the request named, also those a previous run already removed.
     return counts, captured, {"memory_ids": wanted, "event_ids": event_ids}
+
+
+def _speakers_recount(*, tenant: Tenant, subject_ids: set) -> None:
+    """A subject's speakers are those of the events it still has: a name whose last event was
+    just erased goes with it."""
+    for subject in Subject.objects.filter(tenant=tenant, pk__in=subject_ids):
+        names = sorted(set(Event.objects.filter(tenant=tenant, subject=subject).exclude(speaker="")
+                           .values_list("speaker", flat=True).distinct()))
+        if names != sorted(subject.speakers):
+            Subject.objects.filter(tenant=tenant, pk=subject.pk).update(speakers=names)
 
 
 def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, memory_ids: list,

@@ -74,7 +74,12 @@ def event_append(
         results.append(AppendedEvent(event, duplicate=False))
     if not fresh:
         return results, None
-    subject.save(update_fields=["last_seq"])
+    update = ["last_seq"]
+    new_speakers = sorted({e.speaker for e in fresh if e.speaker} - set(subject.speakers))
+    if new_speakers:
+        subject.speakers = [*subject.speakers, *new_speakers]
+        update.append("speakers")
+    subject.save(update_fields=update)
     job = job_create(
         tenant=tenant, kind=Job.Kind.EXTRACTION, subject_ref=subject_ref, total=len(fresh), actor=str(actor),
         enqueue=False,

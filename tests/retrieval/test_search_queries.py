@@ -52,10 +52,21 @@ def test_a_search_costs_two_queries_whatever_k(tenant_a, actor):
     counts = {}
     for k in (1, 5, 50):
         with CaptureQueriesContext(connection) as ctx:
-            hits = memory_search(tenant=tenant_a, subject_ref="alice", query="Where does Pickles walk?", k=k)
+            hits = memory_search(tenant=tenant_a, subject_ref="alice", query="Where does the dog walk?", k=k)
         counts[k] = len(ctx.captured_queries)
         assert len(hits) == min(k, 13)
     assert counts == {1: 2, 5: 2, 50: 2}
+
+
+def test_a_query_naming_someone_costs_one_more_small_query(tenant_a, actor):
+    # The subject's speakers decide whether a name is who said it or words to match
+    # (retrieval.search_text); the lookup is one statement, tenant binding included.
+    history(tenant_a, actor)
+    for query in ("Where does Alice walk the dog?", "Where does Pickles walk?"):
+        with CaptureQueriesContext(connection) as ctx:
+            hits = memory_search(tenant=tenant_a, subject_ref="alice", query=query, k=50)
+        assert len(hits) == 13 and len(ctx.captured_queries) == 3
+        assert "SELECT speakers FROM memoryapp_subject" in ctx.captured_queries[0]["sql"]
 
 
 def test_search_results_are_shown_without_further_queries(tenant_a, actor):
@@ -122,6 +133,11 @@ def test_a_loaded_relation_iterated_or_updated_afresh_touches_only_its_memory(te
     assert sorted(m.pk for m in summary.derived_from.iterator()) == sorted(m.pk for m in made["episodes"][1:])
     assert summary.derived_from.update(importance=0.11) == 2
     assert Memory.objects.filter(tenant=tenant_a, importance=0.11).count() == 2
+    # A relation loaded empty (the summary supersedes nothing) finds nothing however it is asked.
+    assert list(summary.supersedes.all()) == [] and list(summary.supersedes.iterator()) == []
+    assert summary.supersedes.filter(tenant=tenant_a).count() == 0
+    assert summary.supersedes.update(importance=0.22) == 0
+    assert not Memory.objects.filter(importance=0.22).exists()
 
 
 def test_search_of_another_tenant_or_subject_finds_none_of_these_rows(tenant_a, tenant_b, actor):
@@ -136,7 +152,7 @@ def test_search_of_another_tenant_or_subject_finds_none_of_these_rows(tenant_a, 
 def test_context_build_costs_two_queries(tenant_a, actor):
     history(tenant_a, actor)
     with CaptureQueriesContext(connection) as ctx:
-        built = context_build(tenant=tenant_a, subject_ref="alice", query="Where does Pickles walk?",
+        built = context_build(tenant=tenant_a, subject_ref="alice", query="Where does the dog walk?",
                               token_budget=200)
     assert built["memories"] and len(ctx.captured_queries) == 2
 
@@ -160,10 +176,10 @@ def test_the_search_and_context_endpoints_cost_the_same_queries_whatever_k(tenan
 
 def test_with_server_side_binding_the_tenant_is_bound_by_its_own_statement(tenant_a, actor, monkeypatch):
     history(tenant_a, actor)
-    together = memory_search(tenant=tenant_a, subject_ref="alice", query="Pickles", k=5, record_access=False)
+    together = memory_search(tenant=tenant_a, subject_ref="alice", query="the dog", k=5, record_access=False)
     monkeypatch.setitem(connection.settings_dict["OPTIONS"], "server_side_binding", True)
     with CaptureQueriesContext(connection) as ctx:
-        apart = memory_search(tenant=tenant_a, subject_ref="alice", query="Pickles", k=5, record_access=False)
+        apart = memory_search(tenant=tenant_a, subject_ref="alice", query="the dog", k=5, record_access=False)
     assert ctx.captured_queries[0]["sql"].startswith("SELECT set_config") and len(ctx.captured_queries) == 3
     assert [h.memory.pk for h in apart] == [h.memory.pk for h in together]
     assert [h.score for h in apart] == pytest.approx([h.score for h in together], abs=1e-5)  # recency moved on

@@ -162,8 +162,7 @@ def collect_signals(conv: Conversation, tenant, qvecs, texts: list[str] | None =
         now = timezone.now()
         for qi, q in enumerate(conv.questions):
             sig = search_signals(tenant=tenant, subject_id=subject.pk, query=texts[qi], query_embedding=qvecs[qi],
-                                 as_of=now, now=now, statuses=[Memory.Status.ACTIVE], include_superseded=False,
-                                 asks_when=query_understand(q.question).asks_when)
+                                 as_of=now, now=now, statuses=[Memory.Status.ACTIVE], include_superseded=False)
             out.append((sig, query_understand(q.question)))
     return out
 

@@ -12,9 +12,18 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
+from django.db.models import F, Value
+from django.db.models.lookups import IRegex
 from pgvector.django import HnswIndex, VectorField
 
 EMBEDDING_DIMENSIONS = 384
+# A word that dates something, or a year (PostgreSQL regex: \m and \M are word boundaries).
+TIME_REFERENCE_REGEX = (
+    r"\m(yesterday|today|tonight|tomorrow|ago|last|next|recently|weekend|since|until|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"week|month|year|years|months|weeks|days|morning|evening|night|\d{4})\M"
+)
 
 
 class Tenant(models.Model):
@@ -190,6 +199,14 @@ class Memory(models.Model):
     search_vector = models.GeneratedField(
         expression=SearchVector("statement", config="english"),
         output_field=SearchVectorField(),
+        db_persist=True,
+    )
+    # Whether the statement says when something happened (retrieval prefers such memories for a
+    # "when" question). Stored with the row: matched per search, the regex cost ~15 ms at 700
+    # memories.
+    has_time_reference = models.GeneratedField(
+        expression=IRegex(F("statement"), Value(TIME_REFERENCE_REGEX)),
+        output_field=models.BooleanField(),
         db_persist=True,
     )
 

@@ -53,15 +53,6 @@ BM25_B = 0.75
 # Upper bound on the rows scored in Python; beyond it only the best by a cheap pre-score come back.
 POOL = 5000
 
-# A memory "carries a time reference" when its text says when something happened.
-_TIME_REGEX = (
-    r"\m(yesterday|today|tonight|tomorrow|ago|last|next|recently|weekend|since|until|"
-    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
-    r"january|february|march|april|may|june|july|august|september|october|november|december|"
-    r"week|month|year|years|months|weeks|days|morning|evening|night|\d{4})\M"
-)
-
-
 @dataclass
 class SearchHit:
     memory: Memory
@@ -71,8 +62,9 @@ class SearchHit:
 
 _SQL = """
 WITH scope AS MATERIALIZED (
-    SELECT m.id, m.embedding, m.search_vector, m.statement, m.valid_from, m.importance, m.confidence,
-           m.source_kind, m.key, e.session_id, e.seq, e.speaker, m.memory_type = 'episodic' AS is_episode
+    SELECT m.id, m.embedding, m.search_vector, m.has_time_reference, m.valid_from, m.importance, m.confidence,
+           m.source_kind, m.key, e.session_id, e.seq, e.speaker, m.memory_type = 'episodic' AS is_episode,
+           length(m.search_vector)::float8 AS dl
     FROM memoryapp_memory m
     -- A memory's source event belongs to its subject: saying so lets the join read only that
     -- subject's events by index instead of hashing all of the tenant's.
@@ -90,12 +82,13 @@ qterms AS (
     FROM unnest(to_tsvector('english', %(query)s))
 ),
 stats AS (
-    SELECT count(*)::float8 AS n, greatest(avg(length(search_vector)), 1)::float8 AS avgdl FROM scope
+    SELECT count(*)::float8 AS n, greatest(avg(dl), 1)::float8 AS avgdl FROM scope
 ),
 tf AS (
-    SELECT s.id, t.lexeme, q.qtf, coalesce(array_length(t.positions, 1), 1)::float8 AS tf,
-           length(s.search_vector)::float8 AS dl
+    SELECT s.id, t.lexeme, q.qtf, coalesce(array_length(t.positions, 1), 1)::float8 AS tf, s.dl
     FROM scope s CROSS JOIN LATERAL unnest(s.search_vector) t JOIN qterms q ON q.lexeme = t.lexeme
+    -- Unnest only the memories that share a lexeme with the query (most share none).
+    WHERE tsvector_to_array(s.search_vector) && (SELECT array_agg(lexeme) FROM qterms)
 ),
 df AS (SELECT lexeme, count(*)::float8 AS df FROM tf GROUP BY lexeme),
 bm25 AS (
@@ -106,21 +99,15 @@ bm25 AS (
     FROM tf JOIN df USING (lexeme) CROSS JOIN stats
     GROUP BY tf.id
 )
-SELECT s.id, coalesce(1 - (s.embedding <=> %(qvec)s::vector), 0) AS sim, coalesce(bm25.score, 0) AS bm25,
-       s.session_id, s.seq, s.speaker,
-       -- Only a "when" question uses it; the regex over every statement is not free.
-       CASE WHEN %(asks_when)s THEN s.statement ~* %(time_regex)s ELSE false END AS has_time,
-       s.valid_from, s.importance, s.confidence, s.source_kind,
-       -- The passage around an episode: the mean of its and the adjacent events' episode vectors
-       -- (one episode per event, so (seq, id) is a total order and the passage never depends on
-       -- the plan). A fact's passage is itself: its episode already carries the context.
-       CASE WHEN s.seq IS NULL OR NOT s.is_episode THEN NULL ELSE coalesce(1 - (avg(s.embedding) OVER (
-           PARTITION BY s.seq IS NULL OR NOT s.is_episode, s.session_id ORDER BY s.seq, s.id
-           ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING
-       ) <=> %(qvec)s::vector), 0) END AS ctx_sim,
-       s.key
-FROM scope s LEFT JOIN bm25 ON bm25.id = s.id
-ORDER BY coalesce(1 - (s.embedding <=> %(qvec)s::vector), 0) + coalesce(bm25.score, 0) / 10 DESC
+SELECT s.id, s.sim, coalesce(bm25.score, 0) AS bm25, s.session_id, s.seq, s.speaker,
+       s.has_time_reference,
+       s.valid_from, s.importance, s.confidence, s.source_kind, s.is_episode, s.key
+FROM (
+    SELECT id, has_time_reference, valid_from, importance, confidence, source_kind, key, session_id, seq, speaker,
+           is_episode, coalesce(1 - (embedding <=> %(qvec)s::vector), 0) AS sim
+    FROM scope
+) s LEFT JOIN bm25 ON bm25.id = s.id
+ORDER BY s.sim + coalesce(bm25.score, 0) / 10 DESC, s.id
 LIMIT %(pool)s
 """
 
@@ -143,6 +130,7 @@ class Signals:
     ctx_sim: np.ndarray | None = None  # similarity of the passage around it (itself when it has none)
     pairs: tuple | None = None  # neighbour index pairs, computed on first use
     key: list | None = None  # the normalised key each memory is filed under ("" when none)
+    is_episode: np.ndarray | None = None
 
 
 def _vector_literal(vector: np.ndarray) -> str:
@@ -157,38 +145,66 @@ _SUBJECT_BY_REF = ("(SELECT sub.id FROM memoryapp_subject sub WHERE sub.tenant_i
 
 def search_signals(*, tenant: Tenant, subject_id: int | None = None, subject_ref: str | None = None, query: str,
                    query_embedding: np.ndarray, as_of: datetime, now: datetime, statuses: list[str],
-                   include_superseded: bool, extra_sql: str = "", extra_params: dict | None = None,
-                   asks_when: bool | None = None) -> Signals:
+                   include_superseded: bool, extra_sql: str = "", extra_params: dict | None = None) -> Signals:
     """Every in-scope memory's raw relevance signals, for the subject given by pk or by external
-    id. Binds the open transaction to `tenant` in the same round trip as the ranking query.
-    `asks_when` (whether the query asks when; derived from it if not given) decides whether the
-    time-reference signal is computed at all."""
-    if asks_when is None:
-        asks_when = query_understand(query).asks_when
+    id. Binds the open transaction to `tenant` in the same round trip as the ranking query."""
     params = dict(extra_params or {})
     params.update(
         tenant=tenant.pk, subject=subject_id, subject_ref=subject_ref, statuses=statuses,
         as_of=as_of, all_versions=include_superseded,
         now=now, qvec=_vector_literal(query_embedding), query=query[:4000], k1=BM25_K1, b=BM25_B,
-        time_regex=_TIME_REGEX, pool=POOL, asks_when=asks_when,
+        pool=POOL,
     )
     sql = _SQL.replace("{subject}", "%(subject)s" if subject_id is not None else _SUBJECT_BY_REF)
     rows = tenant_activate_and_query(tenant=tenant, sql=sql.replace("{extra}", extra_sql), params=params)
-    return Signals(
+    sig = Signals(
         ids=[r[0] for r in rows],
         sim=np.array([r[1] for r in rows], dtype=float),
         bm25=np.array([r[2] for r in rows], dtype=float),
         session=[r[3] for r in rows],
         seq=[r[4] for r in rows],
         speaker=[(r[5] or "").lower() for r in rows],
-        has_time=np.array([bool(r[6]) for r in rows]),
+        has_time=np.array([bool(r[6]) for r in rows], dtype=bool),
         valid_from=[r[7] for r in rows],
         importance=np.array([r[8] for r in rows], dtype=float),
         confidence=np.array([r[9] for r in rows], dtype=float),
         untrusted=np.array([r[10] in UNTRUSTED_SOURCES for r in rows]),
-        ctx_sim=np.array([r[1] if r[11] is None else r[11] for r in rows], dtype=float),
+        is_episode=np.array([bool(r[11]) for r in rows]),
         key=[r[12] or "" for r in rows],
     )
+    sig.ctx_sim = passage_similarity(sig)
+    return sig
+
+
+# An episode's passage similarity is the mean similarity of it and its neighbours, scaled up:
+# the cosine of the passage's mean vector is that mean divided by |mean| (under 1 for turns that
+# differ), about 1/1.3 for adjacent conversation turns. The mean needs no vectors, so it is
+# computed here rather than as a window over 384-d vectors in SQL (~15 ms a search at 700
+# memories); on LoCoMo it ranks as the vector passage did (tune R@10 79.4 against 79.3).
+PASSAGE_SCALE = 1.3
+
+
+def passage_similarity(sig: Signals) -> np.ndarray:
+    """For an episode, PASSAGE_SCALE × the mean similarity of itself and the episodes before and
+    after it in its session (in-scope episodes in (seq, id) order: one per event, so the order
+    is total and never depends on the query plan). A fact's passage is itself: its episode
+    already carries the context."""
+    out = np.array(sig.sim, dtype=float)
+    order = sorted((i for i in range(len(sig.ids)) if sig.is_episode[i] and sig.seq[i] is not None),
+                   key=lambda i: (sig.session[i] or "", sig.seq[i], sig.ids[i]))
+    if not order:
+        return out
+    idx = np.array(order)
+    sims = np.asarray(sig.sim, dtype=float)[idx]
+    sessions = [sig.session[i] or "" for i in order]
+    same = np.array([a == b for a, b in zip(sessions, sessions[1:])], dtype=bool)  # j and j+1 share a session
+    total, count = sims.copy(), np.ones_like(sims)
+    total[1:] += np.where(same, sims[:-1], 0)
+    count[1:] += same
+    total[:-1] += np.where(same, sims[1:], 0)
+    count[:-1] += same
+    out[idx] = PASSAGE_SCALE * total / count
+    return out
 
 
 def _scaled(values: np.ndarray) -> np.ndarray:
@@ -306,7 +322,6 @@ def memory_search(
     sig = search_signals(
         tenant=tenant, subject_ref=subject_ref, query=text, query_embedding=qvec, as_of=as_of, now=now,
         statuses=statuses, include_superseded=include_superseded, extra_sql=" ".join(extra), extra_params=params,
-        asks_when=info.asks_when,
     )
     if not sig.ids:
         return []

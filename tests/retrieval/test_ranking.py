@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from memoryapp.query import query_understand
-from memoryapp.retrieval import RELEVANCE, Signals, memory_search, relevance_scores
+from memoryapp.models import Memory
+from memoryapp.retrieval import PASSAGE_SCALE, RELEVANCE, Signals, memory_search, passage_similarity, relevance_scores
 from memoryapp.services.events import EventInput, event_append
 from memoryapp.services.memories import MemoryDraft, memory_write
 
@@ -57,6 +58,26 @@ def test_memories_without_a_source_event_get_no_neighbour_credit():
     sig = signals(sims=[0.9, 0.3, 0.3], bm25=[3.0, 0.0, 0.0], seqs=[1, None, 2])
     _, parts = relevance_scores(sig, query_understand("x"))
     assert parts["neighbour"][1] == 0 and parts["neighbour"][2] > 0
+
+
+def test_an_episodes_passage_is_the_scaled_mean_of_it_and_its_neighbours_in_its_session():
+    # Rows arrive in ranking order, not conversation order; a fact (index 4) is its own passage,
+    # and the gap in session a (seq 2 is not in scope) still leaves 1 and 3 adjacent.
+    sig = signals(sims=[0.2, 0.8, 0.5, 0.1, 0.9, 0.4], bm25=[0.0] * 6, seqs=[3, 1, 5, 1, 3, 2],
+                  sessions=["a", "a", "a", "b", "a", "b"])
+    sig.is_episode = np.array([True, True, True, True, False, True])
+    got = passage_similarity(sig)
+    expected = [(0.2 + 0.8 + 0.5) / 3, (0.8 + 0.2) / 2, (0.5 + 0.2) / 2, (0.1 + 0.4) / 2, None, (0.4 + 0.1) / 2]
+    for i, value in enumerate(expected):
+        assert got[i] == pytest.approx(0.9 if value is None else PASSAGE_SCALE * value)
+
+
+def test_a_memory_knows_whether_it_says_when(tenant_a, actor):
+    dated = write(tenant_a, "alice", "We moved to Porto last March.", actor).memory
+    undated = write(tenant_a, "alice", "Porto has the best custard tarts.", actor).memory
+    year = write(tenant_a, "alice", "The flat was built in 1932.", actor).memory
+    flags = dict(Memory.objects.filter(pk__in=[dated.pk, undated.pk, year.pk]).values_list("pk", "has_time_reference"))
+    assert flags == {dated.pk: True, undated.pk: False, year.pk: True}
 
 
 def test_when_questions_prefer_memories_that_carry_a_time_reference():

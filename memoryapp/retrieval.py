@@ -62,7 +62,8 @@ class SearchHit:
 
 _SQL = """
 WITH scope AS MATERIALIZED (
-    SELECT m.id, m.embedding, m.search_vector, m.has_time_reference, m.valid_from, m.importance, m.confidence,
+    SELECT m.id, coalesce(1 - (m.embedding <=> %(qvec)s::vector), 0) AS sim, m.search_vector, m.has_time_reference,
+           m.valid_from, m.importance, m.confidence,
            m.source_kind, m.key, e.session_id, e.seq, e.speaker, m.memory_type = 'episodic' AS is_episode,
            length(m.search_vector)::float8 AS dl
     FROM memoryapp_memory m
@@ -102,11 +103,7 @@ bm25 AS (
 SELECT s.id, s.sim, coalesce(bm25.score, 0) AS bm25, s.session_id, s.seq, s.speaker,
        s.has_time_reference,
        s.valid_from, s.importance, s.confidence, s.source_kind, s.is_episode, s.key
-FROM (
-    SELECT id, has_time_reference, valid_from, importance, confidence, source_kind, key, session_id, seq, speaker,
-           is_episode, coalesce(1 - (embedding <=> %(qvec)s::vector), 0) AS sim
-    FROM scope
-) s LEFT JOIN bm25 ON bm25.id = s.id
+FROM scope s LEFT JOIN bm25 ON bm25.id = s.id
 ORDER BY s.sim + coalesce(bm25.score, 0) / 10 DESC, s.id
 LIMIT %(pool)s
 """
@@ -130,7 +127,7 @@ class Signals:
     ctx_sim: np.ndarray | None = None  # similarity of the passage around it (itself when it has none)
     pairs: tuple | None = None  # neighbour index pairs, computed on first use
     key: list | None = None  # the normalised key each memory is filed under ("" when none)
-    is_episode: np.ndarray | None = None
+    is_episode: np.ndarray | None = None  # an event's episodic memory (the passage is built from these)
 
 
 def _vector_literal(vector: np.ndarray) -> str:
@@ -188,7 +185,8 @@ def passage_similarity(sig: Signals) -> np.ndarray:
     """For an episode, PASSAGE_SCALE × the mean similarity of itself and the episodes before and
     after it in its session (in-scope episodes in (seq, id) order: one per event, so the order
     is total and never depends on the query plan). A fact's passage is itself: its episode
-    already carries the context."""
+    already carries the context. Built from the rows returned, so past POOL memories a passage
+    at the pool's edge may miss a neighbour the cheap pre-score left out."""
     out = np.array(sig.sim, dtype=float)
     order = sorted((i for i in range(len(sig.ids)) if sig.is_episode[i] and sig.seq[i] is not None),
                    key=lambda i: (sig.session[i] or "", sig.seq[i], sig.ids[i]))

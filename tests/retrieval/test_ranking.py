@@ -38,7 +38,7 @@ def signals(sims, bm25, seqs, sessions=None, speakers=None, has_time=None):
     return Signals(
         ids=list(range(n)), sim=np.array(sims, float), bm25=np.array(bm25, float),
         session=sessions or ["s"] * n, seq=seqs, speaker=speakers or [""] * n,
-        has_time=np.array(has_time or [False] * n), valid_from=[T0] * n, importance=np.full(n, 0.5),
+        has_time=np.array(has_time or [False] * n), age_days=np.zeros(n), importance=np.full(n, 0.5),
         confidence=np.ones(n), untrusted=np.zeros(n, bool),
     )
 

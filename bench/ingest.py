@@ -11,6 +11,7 @@ per-job split (claiming, waiting for embeddings, writing) is printed from its lo
 Runs in its own database (bench_ingest) and its own redis-server on a temporary socket.
 
     .venv/bin/python bench/ingest.py [--events 2000] [--subjects 4] [--keep] [--worker-torch-threads 1]
+                                     [--texts chat|locomo]
 """
 from __future__ import annotations
 
@@ -35,7 +36,15 @@ DB_NAME = "bench_ingest"
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
-def sentences(n: int, seed: int = 7) -> list[str]:
+def sentences(n: int, seed: int = 7, texts: str = "chat") -> list[str]:
+    """`n` event texts: short chat turns from the changing-facts generator (the default: the
+    worst case for the ratio, since fixed per-event work weighs most against a short sentence),
+    or LoCoMo's real conversation turns (`locomo`: ~25 words each, read from ../shared/data)."""
+    if texts == "locomo":
+        from bench.locomo_data import load_conversations
+
+        out = [t.text for conv in load_conversations() for t in conv.turns]
+        return (out * (n // len(out) + 1))[:n]
     rng = random.Random(seed)
     out: list[str] = []
     while len(out) < n:
@@ -180,7 +189,7 @@ def run(args) -> None:
         embeddings.warm_up()
         wait_processed(tenant, ["warmup"], 1)
 
-        texts = sentences(args.events)
+        texts = sentences(args.events, texts=args.texts)
         load_before = os.getloadavg()
         raw_before = raw_rates(texts, args.worker_torch_threads)
 
@@ -209,7 +218,8 @@ def run(args) -> None:
         raw = max(raws.values())
         e2e = len(texts) / elapsed
         embedded = len(texts) + candidates(tenant)
-        print(f"events: {len(texts)} over {len(subjects)} subjects; accepted in {accepted:.1f} s")
+        print(f"events: {len(texts)} ({args.texts} texts, {sum(len(t.split()) for t in texts) / len(texts):.1f} words "
+              f"each on average) over {len(subjects)} subjects; accepted in {accepted:.1f} s")
         for n, rate in raws.items():
             print(f"embedder raw:          {rate:8.1f} sentences/s (embed_texts, this process, {n} torch "
                   f"thread{'s' if n > 1 else ''}; {raw_before[n]:.1f} before the run, {raw_after[n]:.1f} after)")
@@ -239,6 +249,8 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=2000)
     parser.add_argument("--subjects", type=int, default=4)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--texts", choices=["chat", "locomo"], default="chat",
+                        help="short generated chat turns (default) or LoCoMo's conversation turns")
     parser.add_argument("--worker-torch-threads", type=int, default=None,
                         help="TORCH_NUM_THREADS for the worker (default: torch's own, one per core, as the raw rate)")
     run(parser.parse_args())

@@ -253,6 +253,7 @@ def run(args) -> None:
                 ).values_list("source_event__event_id", "embedding"):
                     E[int(event_id[1:])] = np.asarray(vector, dtype=np.float32)
             importance = np.array([imp for _, imp, _, _ in turns], dtype=np.float32)
+            # Of the questions as asked: these events have no speakers, so search_text(q) == q.
             qvecs = embeddings.embed_texts([q for _, q in questions])
             for (ftype, question), qvec in zip(questions, qvecs):
                 positions = [i for i, (_, _, t, _) in enumerate(turns) if t == ftype]

@@ -131,15 +131,22 @@ def run_service(conv: Conversation, tenant, evmap, qvecs) -> tuple[dict, list, l
     return rankings, lat_plain, lat_embed
 
 
-def search_texts(conv: Conversation, tenant) -> list[str]:
-    """What memory_search matches each question with (retrieval.search_text): the bench embeds
-    these itself so the search latency can be measured without the embedding."""
+def search_terms(conv: Conversation, tenant) -> list[tuple[str, frozenset]]:
+    """What memory_search matches each question with, and the names it leaves out
+    (retrieval.search_terms)."""
     from django.db import transaction
 
-    from memoryapp.retrieval import search_text
+    from memoryapp import retrieval
 
     with transaction.atomic():
-        return [search_text(tenant=tenant, subject_ref=conv.sample_id, query=q.question) for q in conv.questions]
+        return [retrieval.search_terms(tenant=tenant, subject_ref=conv.sample_id, query=q.question)
+                for q in conv.questions]
+
+
+def search_texts(conv: Conversation, tenant) -> list[str]:
+    """The texts of search_terms: the bench embeds these itself so the search latency can be
+    measured without the embedding."""
+    return [text for text, _named in search_terms(conv, tenant)]
 
 
 def collect_signals(conv: Conversation, tenant, qvecs, texts: list[str] | None = None) -> list:
@@ -155,14 +162,15 @@ def collect_signals(conv: Conversation, tenant, qvecs, texts: list[str] | None =
     from memoryapp.tenancy import tenant_activate
 
     out = []
-    texts = texts or search_texts(conv, tenant)
+    terms = [(t, frozenset()) for t in texts] if texts else search_terms(conv, tenant)
     with transaction.atomic():
         tenant_activate(tenant=tenant)
         subject = subject_find(tenant=tenant, external_id=conv.sample_id)
         now = timezone.now()
         for qi, q in enumerate(conv.questions):
-            sig = search_signals(tenant=tenant, subject_id=subject.pk, query=texts[qi], query_embedding=qvecs[qi],
-                                 as_of=now, now=now, statuses=[Memory.Status.ACTIVE], include_superseded=False)
+            sig = search_signals(tenant=tenant, subject_id=subject.pk, query=terms[qi][0], query_embedding=qvecs[qi],
+                                 as_of=now, now=now, statuses=[Memory.Status.ACTIVE], include_superseded=False,
+                                 named=terms[qi][1])
             out.append((sig, query_understand(q.question)))
     return out
 

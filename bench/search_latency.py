@@ -188,6 +188,8 @@ def measure(tenants, subjects, queries: int, rng: random.Random, k: int = 10) ->
         plan.append((tenant, rng.choice(subjects[tenant.pk]), fill(rng.choice(QUERIES), rng)))
     vectors = embeddings.embed_texts([q for _, _, q in plan], batch_size=64)
 
+    # The vectors are of the queries as written: these subjects have no speakers, so it is what
+    # memory_search would embed (retrieval.search_text).
     def run(with_embedding: bool) -> list[float]:
         times, returned = [], 0
         for (tenant, subject_ref, query), vector in zip(plan, vectors):

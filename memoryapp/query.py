@@ -14,14 +14,19 @@ Deliberately small and language-level (English question forms), never tied to a 
 import re
 from dataclasses import dataclass, field
 
-_CAPITALISED = re.compile(r"\b([A-Z][a-z]+(?:'s)?)\b")
+_CAPITALISED = re.compile(r"\b([A-Z][a-z]+(?:['’]s\b|['’](?!\w))?)")
+_POSSESSIVE = re.compile(r"['’]s?$")
 _WHEN = re.compile(r"^\s*(when|what (date|year|month|day|time)|how long|since when)\b|\bwhen did\b", re.I)
 # Capitalised words that start questions or sentences and are not names.
 _NOT_NAMES = frozenset(
     "what when where which who whom whose why how did does do is are was were has have had can could would "
     "should will the a an in on at of for to and or but if i my me we our you your he she they it this that "
-    "these those there here would yes no not".split()
+    "these those there here would yes no not "
+    # requests open with a verb, not a name
+    "tell remind show give list find describe summarise summarize please remember recall explain".split()
 )
+# What a query can say besides its content words: left with only these, it asks about the name.
+_FILLER = _NOT_NAMES | frozenset("about anything something everything know say said thing things much many".split())
 
 
 @dataclass(frozen=True)
@@ -34,21 +39,31 @@ class QueryInfo:
 def query_understand(query: str) -> QueryInfo:
     names = set()
     for word in _CAPITALISED.findall(query or ""):
-        word = word.removesuffix("'s").lower()
+        word = _POSSESSIVE.sub("", word).lower()
         if word not in _NOT_NAMES:
             names.add(word)
     return QueryInfo(names=frozenset(names), asks_when=bool(_WHEN.search(query or "")))
 
 
+_SPACES = re.compile(r"\s+")
+_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([?.!,;:])")
+_LEADING_PUNCTUATION = re.compile(r"^[\s,;:.]+")
+_WORDS = re.compile(r"[a-z]+")
+
+
 def query_match_text(query: str, speakers: frozenset) -> str:
     """`query` without the names (and their possessive 's) of `speakers`, lower-cased words of the
     subject's speakers' names. Only capitalised words are names here, as in query_understand, so
-    "will" survives a speaker called Will. A query that is nothing but names is kept whole."""
+    "will" survives a speaker called Will. A query left with no content word ("Who is Caroline?",
+    "Tell me about Caroline") asks about the person, and is kept whole."""
     if not speakers or not query:
         return query
 
     def drop(match: re.Match) -> str:
-        return "" if match.group(1).removesuffix("'s").lower() in speakers else match.group(0)
+        return "" if _POSSESSIVE.sub("", match.group(1)).lower() in speakers else match.group(0)
 
-    stripped = re.sub(r"\s+([?.!,;:])", r"\1", re.sub(r"\s+", " ", _CAPITALISED.sub(drop, query))).strip()
-    return stripped if re.search(r"\w", stripped) else query
+    stripped = _SPACES.sub(" ", _CAPITALISED.sub(drop, query))
+    stripped = _LEADING_PUNCTUATION.sub("", _SPACE_BEFORE_PUNCTUATION.sub(r"\1", stripped)).strip()
+    if not any(word not in _FILLER for word in _WORDS.findall(stripped.lower())):
+        return query
+    return stripped

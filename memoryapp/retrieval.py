@@ -103,7 +103,11 @@ bm25 AS (
 )
 SELECT s.id, s.sim, coalesce(bm25.score, 0) AS bm25, s.session_id, s.seq, s.speaker,
        s.has_time_reference,
-       s.age_days, s.importance, s.confidence, s.source_kind, s.is_episode, s.key
+       s.age_days, s.importance, s.confidence, s.source_kind, s.is_episode, s.key,
+       -- A memory nobody said (an explicit fact) names the person the match left out instead.
+       CASE WHEN coalesce(s.speaker, '') = '' AND %(named)s::text IS NOT NULL THEN coalesce(
+           tsvector_to_array(s.search_vector) && (SELECT array_agg(lexeme) FROM unnest(to_tsvector('english', %(named)s))),
+           false) ELSE false END AS names_them
 FROM scope s LEFT JOIN bm25 ON bm25.id = s.id
 ORDER BY s.sim + coalesce(bm25.score, 0) / 10 DESC, s.id
 LIMIT %(pool)s
@@ -129,6 +133,7 @@ class Signals:
     pairs: tuple | None = None  # neighbour index pairs, computed on first use
     key: list | None = None  # the normalised key each memory is filed under ("" when none)
     is_episode: np.ndarray | None = None  # an event's episodic memory (the passage is built from these)
+    names_them: np.ndarray | None = None  # no speaker, but names a person the match left out (search_terms)
 
 
 def _vector_literal(vector: np.ndarray) -> str:
@@ -143,20 +148,22 @@ _SUBJECT_BY_REF = ("(SELECT sub.id FROM memoryapp_subject sub WHERE sub.tenant_i
 
 def search_signals(*, tenant: Tenant, subject_id: int | None = None, subject_ref: str | None = None, query: str,
                    query_embedding: np.ndarray, as_of: datetime, now: datetime, statuses: list[str],
-                   include_superseded: bool, extra_sql: str = "", extra_params: dict | None = None) -> Signals:
+                   include_superseded: bool, extra_sql: str = "", extra_params: dict | None = None,
+                   named: frozenset = frozenset()) -> Signals:
     """Every in-scope memory's raw relevance signals, for the subject given by pk or by external
-    id. Binds the open transaction to `tenant` in the same round trip as the ranking query."""
+    id. Binds the open transaction to `tenant` in the same round trip as the ranking query.
+    `named`: the speakers' names search_terms left out of `query`."""
     params = dict(extra_params or {})
     params.update(
         tenant=tenant.pk, subject=subject_id, subject_ref=subject_ref, statuses=statuses,
         as_of=as_of, all_versions=include_superseded,
         now=now, qvec=_vector_literal(query_embedding), query=query[:4000], k1=BM25_K1, b=BM25_B,
-        pool=POOL,
+        pool=POOL, named=" ".join(sorted(named)) or None,
     )
     sql = _SQL.replace("{subject}", "%(subject)s" if subject_id is not None else _SUBJECT_BY_REF)
     rows = tenant_activate_and_query(tenant=tenant, sql=sql.replace("{extra}", extra_sql), params=params)
     # One pass over the rows to turn them into columns: a k=50 search reads ~700 rows.
-    cols = list(zip(*rows)) if rows else [()] * 13
+    cols = list(zip(*rows)) if rows else [()] * 14
     sig = Signals(
         ids=list(cols[0]),
         sim=np.array(cols[1], dtype=float),
@@ -171,6 +178,7 @@ def search_signals(*, tenant: Tenant, subject_id: int | None = None, subject_ref
         untrusted=np.array([v in UNTRUSTED_SOURCES for v in cols[10]], dtype=bool),
         is_episode=np.array(cols[11], dtype=bool),
         key=[v or "" for v in cols[12]],
+        names_them=np.array(cols[13], dtype=bool),
     )
     sig.ctx_sim = passage_similarity(sig)
     return sig
@@ -204,7 +212,8 @@ def passage_similarity(sig: Signals) -> np.ndarray:
     count[1:] += same
     total[:-1] += np.where(same, sims[1:], 0)
     count[:-1] += same
-    out[idx] = PASSAGE_SCALE * total / count
+    # An episode with no neighbour in scope is its own passage, as a fact is: unscaled.
+    out[idx] = np.where(count > 1, PASSAGE_SCALE * total / count, sims)
     return out
 
 
@@ -264,6 +273,8 @@ def relevance_scores(sig: Signals, info: QueryInfo, weights: dict | None = None)
     neighbour = (_neighbour_best(base, sig, w.get("window", 1), w.get("decay", 0.5)) if w.get("neighbour")
                  else np.zeros_like(base))
     speaker = np.array([s in info.names for s in sig.speaker], dtype=float) if info.names else np.zeros_like(base)
+    if info.names and sig.names_them is not None:
+        speaker = np.maximum(speaker, sig.names_them)
     timely = sig.has_time.astype(float) if info.asks_when else np.zeros_like(base)
     # The attribute the query asks about (memoryapp/keyroute.py): its facts get a boost, and
     # only then does the boost take part in the normalisation, so other queries score as before.
@@ -279,16 +290,24 @@ def relevance_scores(sig: Signals, info: QueryInfo, weights: dict | None = None)
     return total / norm, {"dense": dense, "text": text, "neighbour": neighbour}
 
 
-def search_text(*, tenant: Tenant, subject_ref: str, query: str, info: QueryInfo | None = None) -> str:
+def search_terms(*, tenant: Tenant, subject_ref: str, query: str,
+                 info: QueryInfo | None = None) -> tuple[str, frozenset]:
     """What `query` is matched with, by words and by embedding: itself, less the names of the
-    people who speak in the subject's events (query.query_match_text). Costs a round trip only
-    when the query names someone. A caller that passes memory_search its own `query_embedding`
-    embeds this text."""
+    people who speak in the subject's events (query.query_match_text); and the names it left
+    out, which then credit what those people said (the speaker boost) and the facts that name
+    them. Costs a round trip only when the query names someone."""
     info = info or query_understand(query)
     if not info.names:
-        return query
+        return query, frozenset()
     speakers = subject_speaker_words(tenant=tenant, subject_ref=subject_ref) & info.names
-    return query_match_text(query, speakers)
+    text = query_match_text(query, speakers)
+    return text, (speakers if text != query else frozenset())
+
+
+def search_text(*, tenant: Tenant, subject_ref: str, query: str, info: QueryInfo | None = None) -> str:
+    """search_terms' text: what a caller that passes memory_search its own `query_embedding`
+    embeds."""
+    return search_terms(tenant=tenant, subject_ref=subject_ref, query=query, info=info)[0]
 
 
 def memory_search(
@@ -301,7 +320,7 @@ def memory_search(
 
     Two round trips whatever `k`: the tenant binding with the ranking query, then the hits' rows
     with their relations and the access count (selectors/hits.py); a third, small one when the
-    query names someone (search_text). `query_embedding`, if given, is the embedding of
+    query names someone (search_terms). `query_embedding`, if given, is the embedding of
     search_text(query)."""
     now = timezone.now()
     as_of = as_of or now
@@ -318,11 +337,12 @@ def memory_search(
         params["ns"] = namespace.rstrip("/")
         params["ns_prefix"] = namespace.rstrip("/").replace("%", r"\%").replace("_", r"\_") + "/%"
     info = query_understand(query)
-    text = search_text(tenant=tenant, subject_ref=subject_ref, query=query, info=info)
+    text, named = search_terms(tenant=tenant, subject_ref=subject_ref, query=query, info=info)
     qvec = query_embedding if query_embedding is not None else embeddings.embed_text(text)
     sig = search_signals(
         tenant=tenant, subject_ref=subject_ref, query=text, query_embedding=qvec, as_of=as_of, now=now,
         statuses=statuses, include_superseded=include_superseded, extra_sql=" ".join(extra), extra_params=params,
+        named=named,
     )
     if not sig.ids:
         return []

@@ -22,7 +22,7 @@ from memoryapp.models import Event, Memory, Subject, Tenant
 _DEFERRED_MEMORY = {"embedding", "search_vector"}
 _DEFERRED_EVENT = {"content", "metadata", "flags", "error"}
 _MEMORY_FIELDS = [f for f in Memory._meta.concrete_fields if f.attname not in _DEFERRED_MEMORY]
-_SUBJECT_FIELDS = list(Subject._meta.concrete_fields)
+_SUBJECT_FIELDS = [f for f in Subject._meta.concrete_fields if f.attname != "speakers"]  # read by search only
 _EVENT_FIELDS = [f for f in Event._meta.concrete_fields if f.attname not in _DEFERRED_EVENT]
 
 
@@ -109,13 +109,16 @@ def _instance(model: type[Model], db: str, names: list[str], values) -> Model:
     return instance
 
 
-# Most memories supersede nothing and derive from nothing. One empty queryset per model stands
-# for those relations: reading it gives nothing, and anything that queries again through it
-# (filter, update, ...) still finds nothing, so it can never reach another memory's rows; it
-# saves building a related manager's filtered queryset per memory and relation.
+# Most memories supersede nothing and derive from nothing. An empty queryset stands for those
+# relations: reading it gives nothing, and anything that queries again through it (filter,
+# update, ...) still finds nothing, so it can never reach another memory's rows. Each relation
+# gets its own copy of one template (cheaper than a related manager's filtered queryset), so no
+# caller can change what another memory's relation holds.
 _NO_MEMORIES = Memory.objects.none()
-_NO_MEMORIES._result_cache = []
-_NO_MEMORIES._prefetch_done = True
+
+
+def _no_memories() -> QuerySet:
+    return _loaded(_NO_MEMORIES._chain(), [])
 
 
 def _convert(values: list, converters: list) -> list:
@@ -148,10 +151,10 @@ def _build(row: tuple, subjects: dict, db: str) -> Memory:
         ]),
         "supersedes": _loaded(memory.supersedes.all(), [
             _instance(Memory, db, ["id", "superseded_by_id"], [i, pk]) for i in supersedes_ids
-        ]) if supersedes_ids else _NO_MEMORIES,
+        ]) if supersedes_ids else _no_memories(),
         "derived_from": _loaded(memory.derived_from.all(), [
             _instance(Memory, db, ["id"], [i]) for i in derived_ids
-        ]) if derived_ids else _NO_MEMORIES,
+        ]) if derived_ids else _no_memories(),
     }
     return memory
 

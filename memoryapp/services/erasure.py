@@ -336,11 +336,13 @@ def _erase_memories(*, tenant: Tenant, job: Job) -> tuple[dict, set, dict]:
     with transaction.atomic():
         tenant_activate(tenant=tenant)
         counts["evidence_links"] += MemoryEvidence.objects.filter(tenant=tenant, event_id__in=event_ids).delete()[0]
+        # The subjects of the events themselves: evidence may cite another subject's event.
+        event_subjects = set(Event.objects.filter(tenant=tenant, pk__in=event_ids).values_list("subject_id", flat=True))
         counts["events"] += Event.objects.filter(tenant=tenant, pk__in=event_ids).delete()[1].get(
             "memoryapp.Event", 0
         )
-        if event_ids:
-            _speakers_recount(tenant=tenant, subject_ids={row[3] for row in doomed})
+        if event_subjects:
+            _speakers_recount(tenant=tenant, subject_ids=event_subjects)
         # Every export made before now holds the forgotten memory.
         counts["export_files"] += ExportFile.objects.filter(tenant=tenant, subject_ref__in=subject_refs).delete()[0]
         counts["audit_payloads_redacted"] += _audit_redact_ids(tenant=tenant, memory_ids=wanted)
@@ -351,12 +353,14 @@ def _erase_memories(*, tenant: Tenant, job: Job) -> tuple[dict, set, dict]:
 
 def _speakers_recount(*, tenant: Tenant, subject_ids: set) -> None:
     """A subject's speakers are those of the events it still has: a name whose last event was
-    just erased goes with it."""
-    for subject in Subject.objects.filter(tenant=tenant, pk__in=subject_ids):
-        names = sorted(set(Event.objects.filter(tenant=tenant, subject=subject).exclude(speaker="")
-                           .values_list("speaker", flat=True).distinct()))
-        if names != sorted(subject.speakers):
-            Subject.objects.filter(tenant=tenant, pk=subject.pk).update(speakers=names)
+    just erased goes with it. The subject row is locked first, as event_append locks it, so an
+    append committing meanwhile cannot have its new speaker overwritten."""
+    for subject in Subject.objects.select_for_update().filter(tenant=tenant, pk__in=subject_ids).order_by("pk"):
+        remaining = set(Event.objects.filter(tenant=tenant, subject=subject).exclude(speaker="")
+                        .values_list("speaker", flat=True).distinct())
+        kept = [name for name in subject.speakers if name in remaining]
+        if kept != subject.speakers:
+            Subject.objects.filter(tenant=tenant, pk=subject.pk).update(speakers=kept)
 
 
 def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, memory_ids: list,
@@ -388,6 +392,11 @@ def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, 
              "AND (before IS NOT NULL OR after IS NOT NULL)", [memory_ids]),
             ("idempotency_records",
              "SELECT count(*) FROM memoryapp_idempotencyrecord WHERE response::text ILIKE ANY(%s)", [id_patterns]),
+            # A speaker's name stays with a subject only while one of its events is theirs.
+            ("speakers_without_events",
+             "SELECT count(*) FROM memoryapp_subject s CROSS JOIN LATERAL unnest(s.speakers) sp(name) "
+             "WHERE s.external_id = %s AND NOT EXISTS (SELECT 1 FROM memoryapp_event e "
+             "WHERE e.subject_id = s.id AND e.tenant_id = s.tenant_id AND e.speaker = sp.name)", [subject_ref]),
         ]
         if scope == "subject":
             checks += [

@@ -6,11 +6,17 @@ from django.utils import timezone
 
 from memoryapp.actors import Actor
 from memoryapp.models import Event, Job, Subject, Tenant
-from memoryapp.policy import DEFAULT_SOURCE_FOR_ROLE
+from memoryapp.policy import DEFAULT_SOURCE_FOR_ROLE, durable_types_allowed
 from memoryapp.services.audit import audit_record
 from memoryapp.services.jobs import job_create
 from memoryapp.services.tenants import subject_get_or_create
 from memoryapp.tenancy import tenant_activate
+
+
+# Search drops the subject's speakers' names from a query (retrieval.search_terms). Only trusted
+# events name them (a web page's "speaker" must not change how the user's queries match), and a
+# client that sends a new speaker per message stops adding names here.
+MAX_SPEAKERS = 50
 
 
 @dataclass
@@ -75,9 +81,11 @@ def event_append(
     if not fresh:
         return results, None
     update = ["last_seq"]
-    new_speakers = sorted({e.speaker for e in fresh if e.speaker} - set(subject.speakers))
-    if new_speakers:
-        subject.speakers = [*subject.speakers, *new_speakers]
+    new_speakers = sorted({e.speaker for e in fresh if e.speaker and durable_types_allowed(e.source_kind)}
+                          - set(subject.speakers))
+    room = MAX_SPEAKERS - len(subject.speakers)
+    if new_speakers and room > 0:
+        subject.speakers = [*subject.speakers, *new_speakers[:room]]
         update.append("speakers")
     subject.save(update_fields=update)
     job = job_create(

@@ -70,6 +70,10 @@ def test_an_episodes_passage_is_the_scaled_mean_of_it_and_its_neighbours_in_its_
     expected = [(0.2 + 0.8 + 0.5) / 3, (0.8 + 0.2) / 2, (0.5 + 0.2) / 2, (0.1 + 0.4) / 2, None, (0.4 + 0.1) / 2]
     for i, value in enumerate(expected):
         assert got[i] == pytest.approx(0.9 if value is None else PASSAGE_SCALE * value)
+    # An episode alone in its session is its own passage, unscaled, as a fact is.
+    alone = signals(sims=[0.6, 0.6], bm25=[0.0, 0.0], seqs=[1, 4], sessions=["a", "b"])
+    alone.is_episode = np.array([True, False])
+    assert list(passage_similarity(alone)) == pytest.approx([0.6, 0.6])
 
 
 def test_a_memory_knows_whether_it_says_when(tenant_a, actor):
@@ -78,6 +82,24 @@ def test_a_memory_knows_whether_it_says_when(tenant_a, actor):
     year = write(tenant_a, "alice", "The flat was built in 1932.", actor).memory
     flags = dict(Memory.objects.filter(pk__in=[dated.pk, undated.pk, year.pk]).values_list("pk", "has_time_reference"))
     assert flags == {dated.pk: True, undated.pk: False, year.pk: True}
+
+
+def test_a_when_question_through_the_ranking_statement_prefers_the_dated_memory(tenant_a, actor, settings):
+    # The stored time flag and the age come from the ranking statement's own columns.
+    undated = write(tenant_a, "alice", "Alice went to the pottery class with her kids.", actor,
+                    valid_from=T0).memory
+    dated = write(tenant_a, "alice", "Alice went to a pottery class last Friday.", actor,
+                  valid_from=T0 - timedelta(days=30)).memory
+    when = memory_search(tenant=tenant_a, subject_ref="alice", query="When did Alice go to the pottery class?", k=2,
+                         record_access=False)
+    what = memory_search(tenant=tenant_a, subject_ref="alice", query="Who went to the pottery class?", k=2,
+                         record_access=False)
+    assert when[0].memory.pk == dated.pk and what[0].memory.pk == undated.pk
+    ages = {h.memory.pk: h.details["recency"] for h in when}
+    now = datetime.now(timezone.utc)
+    for memory, valid_from in ((undated, T0), (dated, T0 - timedelta(days=30))):
+        age = (now - valid_from).total_seconds() / 86400
+        assert ages[memory.pk] == pytest.approx(0.5 ** (age / settings.MEMORY_RECENCY_HALF_LIFE_DAYS), rel=1e-3)
 
 
 def test_when_questions_prefer_memories_that_carry_a_time_reference():

@@ -47,7 +47,7 @@ def history(tenant, actor, subject="alice"):
     return {"episodes": episodes, "old": old, "new": new, "summary": summary}
 
 
-def test_a_search_costs_two_queries_whatever_k(tenant_a, actor):
+def test_a_search_naming_no_one_costs_two_queries_whatever_k(tenant_a, actor):
     history(tenant_a, actor)
     counts = {}
     for k in (1, 5, 50):
@@ -183,3 +183,13 @@ def test_with_server_side_binding_the_tenant_is_bound_by_its_own_statement(tenan
     assert ctx.captured_queries[0]["sql"].startswith("SELECT set_config") and len(ctx.captured_queries) == 3
     assert [h.memory.pk for h in apart] == [h.memory.pk for h in together]
     assert [h.score for h in apart] == pytest.approx([h.score for h in together], abs=1e-5)  # recency moved on
+    # A query naming a speaker reads the subject's speakers first, bound the same way.
+    monkeypatch.setitem(connection.settings_dict["OPTIONS"], "server_side_binding", False)
+    named = memory_search(tenant=tenant_a, subject_ref="alice", query="Where does Alice walk?", k=5,
+                          record_access=False)
+    monkeypatch.setitem(connection.settings_dict["OPTIONS"], "server_side_binding", True)
+    with CaptureQueriesContext(connection) as ctx:
+        named_apart = memory_search(tenant=tenant_a, subject_ref="alice", query="Where does Alice walk?", k=5,
+                                    record_access=False)
+    assert len(ctx.captured_queries) == 5 and "SELECT speakers" in ctx.captured_queries[1]["sql"]
+    assert [h.memory.pk for h in named_apart] == [h.memory.pk for h in named]

@@ -14,7 +14,8 @@ Deliberately small and language-level (English question forms), never tied to a 
 import re
 from dataclasses import dataclass, field
 
-_CAPITALISED = re.compile(r"\b([A-Z][a-z]+(?:['’]s\b|['’](?!\w))?)")
+# A capitalised word, with its possessive if it has one ("Caroline's", "Caroline’s", "James'").
+_CAPITALISED = re.compile(r"\b([A-Z][a-z]+(?:['’]s\b|['’](?!\w)|\b))")
 _POSSESSIVE = re.compile(r"['’]s?$")
 _WHEN = re.compile(r"^\s*(when|what (date|year|month|day|time)|how long|since when)\b|\bwhen did\b", re.I)
 # Capitalised words that start questions or sentences and are not names.

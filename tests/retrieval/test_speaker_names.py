@@ -18,6 +18,10 @@ from tests.maintenance.conftest import run
 @pytest.mark.parametrize("query, speakers, expected", [
     ("Where did Caroline go yesterday?", {"caroline"}, "Where did go yesterday?"),
     ("What are Melanie's pets' names?", {"melanie"}, "What are pets' names?"),
+    ("What are Melanie’s hobbies?", {"melanie"}, "What are hobbies?"),
+    ("What is James' dog called?", {"james"}, "What is dog called?"),
+    # A capital inside a word is no name: "McDonald" keeps its "Mc" whatever the speakers.
+    ("Did Mc eat at McDonald with Caroline?", {"mc", "caroline"}, "Did eat at McDonald with?"),
     ("What do Jon and Gina have in common?", {"jon", "gina"}, "What do and have in common?"),
     # Only capitalised words are names: the verb survives a speaker called Will.
     ("What will Will cook?", {"will"}, "What will cook?"),

@@ -272,7 +272,9 @@ def relevance_scores(sig: Signals, info: QueryInfo, weights: dict | None = None)
     base = w["dense"] * dense + w["text"] * text
     neighbour = (_neighbour_best(base, sig, w.get("window", 1), w.get("decay", 0.5)) if w.get("neighbour")
                  else np.zeros_like(base))
-    speaker = np.array([s in info.names for s in sig.speaker], dtype=float) if info.names else np.zeros_like(base)
+    # By word, as search_terms drops them: "Mary" names the speaker "Mary Ann".
+    speaker = (np.array([not info.names.isdisjoint(s.split()) for s in sig.speaker], dtype=float) if info.names
+               else np.zeros_like(base))
     if info.names and sig.names_them is not None:
         speaker = np.maximum(speaker, sig.names_them)
     timely = sig.has_time.astype(float) if info.asks_when else np.zeros_like(base)

@@ -90,6 +90,18 @@ def test_a_named_speaker_is_who_said_it_not_a_word_to_match(tenant_a, actor, mon
 
 
 @pytest.mark.django_db
+def test_a_speaker_named_by_one_word_of_their_name_is_still_who_said_it(tenant_a, actor):
+    # search_terms drops "Mary" because it is a word of the speaker "Mary Ann"; the speaker
+    # boost must match by word too, or her messages lose both the words and the boost.
+    run(tenant_a, _append(tenant_a, "chat", actor, [("Mary Ann", "I baked a lemon cake for the fair."),
+                                                  ("Bob", "I baked a carrot cake for the fair.")]))
+    hits = memory_search(tenant=tenant_a, subject_ref="chat", query="What did Mary bake for the fair?", k=2,
+                         memory_types=["episodic"], record_access=False)
+    assert [h.memory.source_event.speaker for h in hits] == ["Mary Ann", "Bob"]
+    assert hits[0].score - hits[1].score > 0.05
+
+
+@pytest.mark.django_db
 def test_a_fact_nobody_said_still_counts_for_the_person_it_names(tenant_a, actor):
     # Facts written through the API have no speaker: with the name left out of the match, the
     # fact naming the person the query asks about is the one credited.

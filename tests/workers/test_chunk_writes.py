@@ -85,6 +85,7 @@ def test_a_failed_embedding_hands_unwritten_events_back_at_once(tenant_a, actor,
     from tests.workers.helpers import append
 
     monkeypatch.setattr(extraction, "CHUNK_SIZE", 2)
+    monkeypatch.setattr(extraction, "WRITE_CHUNK_SIZE", 2)
     real_embed, calls = extraction._embed, []
 
     def flaky_embed(prepared):

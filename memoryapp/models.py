@@ -14,7 +14,7 @@ from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import F, Value
 from django.db.models.lookups import IRegex
-from pgvector.django import VectorField
+from pgvector.django import HnswIndex, VectorField
 
 EMBEDDING_DIMENSIONS = 384
 # A word that dates something, or a year (PostgreSQL regex: \m and \M are word boundaries).
@@ -215,12 +215,15 @@ class Memory(models.Model):
             models.Index(fields=["tenant", "subject", "status"], name="memory_scope_idx"),
             models.Index(fields=["subject", "content_hash"], name="memory_dedupe_idx"),
             models.Index(fields=["subject", "key"], name="memory_key_idx"),
+            HnswIndex(
+                name="memory_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
         ]
-        # No HNSW index on `embedding` and no GIN index on `search_vector`: every search scans
-        # one subject's rows exactly (retrieval.py; the per-subject cap bounds them), so no query
-        # reads either, and every insert and non-HOT update paid to maintain them (migration
-        # 0006). A tenant-wide approximate search would bring the HNSW index back, with
-        # pgvector >= 0.8's iterative scans so that a subject filter cannot starve it.
 
     @property
     def public_id(self) -> str:

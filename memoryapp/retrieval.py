@@ -4,9 +4,9 @@ events, then re-scored with recency, importance and confidence.
 
 Scope (tenant, subject, status, validity at `as_of`, expiry, erasure, type, namespace) is applied
 in SQL before any ranking, so a filtered-out memory can never appear whatever its score. The
-subject's rows are scanned exactly inside a materialised CTE rather than through an
-approximate (HNSW) index, which the schema therefore does not keep: per-subject sets are small
-(capped), and an approximate index filtered after the fact would silently drop relevant memories.
+subject's rows are scanned exactly inside a materialised CTE rather than through the HNSW
+index: per-subject sets are small (capped), and an approximate index filtered after the fact
+would silently drop relevant memories.
 
 Why these pieces (measured on LoCoMo, see docs/benchmarks.md):
 - BM25 rather than ts_rank_cd: idf matters when most memories share the subject's vocabulary,

@@ -514,7 +514,7 @@ def subject_erase_request(*, tenant: Tenant, subject_ref: str, actor: Actor) -> 
     """Erase a subject and everything about it: marked now, deleted in batches by a job.
 
     Only the subject row is marked: every read scopes memories through an active subject, and
-    marking each memory would rewrite every row (and its index entries) inside this request."""
+    marking each memory would rewrite every row (and its HNSW entry) inside this request."""
     tenant_activate(tenant=tenant)
     Subject.objects.filter(tenant=tenant, external_id=subject_ref).update(status=Subject.Status.ERASING)
     job = job_create(

@@ -104,3 +104,50 @@ def test_a_failed_embedding_hands_unwritten_events_back_at_once(tenant_a, actor,
     assert status == {"e0": "processed", "e1": "processed", "e2": "pending", "e3": "pending",
                       "e4": "pending", "e5": "pending"}
     assert claimed == 0
+
+
+def test_a_chunk_is_embedded_once_and_written_in_short_transactions(tenant_a, actor, monkeypatch):
+    # Chunks of 4 embedded, written 2 at a time, the job's last 2 events a chunk of their own:
+    # 7 events embed as [4, 1, 2]. The second write transaction fails on a database error: the
+    # first pair stays written, everything claimed and unwritten goes back to pending.
+    from memoryapp.models import Tenant
+    from memoryapp.services import extraction
+    from tests.workers.helpers import append
+
+    monkeypatch.setattr(extraction, "CHUNK_SIZE", 4)
+    monkeypatch.setattr(extraction, "WRITE_CHUNK_SIZE", 2)
+    real_embed, real_apply, embedded, written = extraction._embed, extraction._apply_chunk, [], []
+
+    def counting_embed(prepared):
+        embedded.append([p.event.event_id for p in prepared])
+        return real_embed(prepared)
+
+    def failing_apply(**kwargs):
+        written.append([p.event.event_id for p in kwargs["prepared"]])
+        if len(written) == 2:
+            raise RuntimeError("connection lost")
+        return real_apply(**kwargs)
+
+    monkeypatch.setattr(extraction, "_embed", counting_embed)
+    monkeypatch.setattr(extraction, "_apply_chunk", failing_apply)
+    _, job = append(tenant_a, "alice", actor, *[(f"e{i}", "user", f"Note number {i}.", None, at(i)) for i in range(7)])
+    with pytest.raises(RuntimeError, match="connection lost"):
+        extraction.extraction_job_run(tenant=Tenant.objects.get(pk=tenant_a.pk), job=job)
+    assert embedded[0] == ["e0", "e1", "e2", "e3"]
+    assert written == [["e0", "e1"], ["e2", "e3"]]
+    with as_tenant(tenant_a):
+        status = dict(Event.objects.filter(tenant=tenant_a).values_list("event_id", "status"))
+        episodes = set(Memory.objects.filter(tenant=tenant_a, memory_type="episodic")
+                       .values_list("source_event__event_id", flat=True))
+    assert status == {"e0": "processed", "e1": "processed", **{f"e{i}": "pending" for i in range(2, 7)}}
+    assert episodes == {"e0", "e1"}
+
+
+def test_chunks_end_with_one_short_write():
+    from memoryapp.services.extraction import CHUNK_SIZE, WRITE_CHUNK_SIZE, _chunks
+
+    ids = list(range(2 * CHUNK_SIZE + 10))
+    chunks = _chunks(ids)
+    assert [len(c) for c in chunks] == [CHUNK_SIZE, CHUNK_SIZE + 10 - WRITE_CHUNK_SIZE, WRITE_CHUNK_SIZE]
+    assert [i for c in chunks for i in c] == ids
+    assert _chunks(ids[:WRITE_CHUNK_SIZE]) == [ids[:WRITE_CHUNK_SIZE]] and _chunks([]) == []

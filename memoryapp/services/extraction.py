@@ -5,11 +5,11 @@ Per event, in (occurred_at, seq) order: claim it (pending -> processing, a condi
 whose timestamp is the claim token), then trust, secrets, candidates, conflicts, the episode.
 Events are handled in chunks: the chunk's texts are embedded in one batch outside any
 transaction (the model's time must not hold row locks), then the chunk is written in short
-transactions that re-check the claim, so a worker killed at any point leaves each event either
-untouched-and-claimed (the sweeper resets it) or completely processed, never half. The next
-chunk is embedded while this one is written, and a chunk's writes share one prefetch, one
-audit append and one event update (MemoryWriteBatch, AuditBuffer): per-event round trips,
-not the model, used to bound ingestion.
+write transactions (WRITE_CHUNK_SIZE events each) that re-check the claim, so a worker killed at
+any point leaves each event either untouched-and-claimed (the sweeper resets it) or completely
+processed, never half. The next chunk is embedded while this one is written, and each write
+transaction shares one prefetch, one audit append and one event update among its events
+(MemoryWriteBatch, AuditBuffer): per-event round trips, not the model, used to bound ingestion.
 """
 import json
 import logging
@@ -41,11 +41,15 @@ logger = logging.getLogger(__name__)
 
 # Events are claimed and embedded CHUNK_SIZE at a time and written WRITE_CHUNK_SIZE at a time.
 # The model batches a chunk's texts by length, so a large chunk pads less: on LoCoMo's turns
-# (5 to 100 words) chunks of 256 embed ~40% faster than chunks of 64 (docs/benchmarks.md). Writes
-# stay small so a transaction holds its subjects' row locks (which "please remember" waits
-# for) for a fraction of a second.
+# (5 to 100 words) chunks of 256 embed at 137 sentences/s against 88 for chunks of 64
+# (docs/benchmarks.md). Writes stay small so a transaction holds its subjects' row locks (which
+# "please remember" waits for) for a fraction of a second.
 CHUNK_SIZE = 256
 WRITE_CHUNK_SIZE = 64
+# With a language-model extractor every event costs a model call while its chunk is prepared,
+# and a chunk is claimed one chunk ahead of its write: 256 slow calls would outlast the
+# sweeper's stale-claim window (outbox.STUCK_AFTER), which would hand the events to another run.
+LLM_CHUNK_SIZE = WRITE_CHUNK_SIZE
 # Chatter and "today" remarks are kept as episodes for the session, then expire.
 EPHEMERAL_TTL = timedelta(hours=getattr(settings, "MEMORY_EPHEMERAL_TTL_HOURS", 24))
 SELF_ROLES = {"user"}
@@ -208,7 +212,8 @@ def _draft(p: Prepared, c: Candidate) -> MemoryDraft:
 @transaction.atomic
 def _apply_chunk(*, tenant: Tenant, prepared: list[Prepared], episode_vectors, candidate_vectors,
                  totals: Counter) -> None:
-    """Write a claimed chunk. Assumes the claims were taken by _claim(); an event whose claim
+    """Write claimed events in one transaction (a write of at most WRITE_CHUNK_SIZE). Assumes
+    the claims were taken by _claim(); an event whose claim
     changed since (the sweeper reset it and another worker took it) is left to that worker.
 
     Events apply in (occurred_at, seq) order, each candidate through the write policy exactly as
@@ -225,7 +230,7 @@ def _apply_chunk(*, tenant: Tenant, prepared: list[Prepared], episode_vectors, c
         return
     audit = AuditBuffer(tenant=tenant)
     batch = MemoryWriteBatch(tenant=tenant, record=audit.record)
-    # The subjects' row locks first (memory_write's lock, held once for the chunk), so an
+    # The subjects' row locks first (memory_write's lock, held once for the write), so an
     # erasure cannot start between this check and the writes.
     subjects = batch.lock_subjects(subject_ids={p.event.subject_id for p in mine})
     erasing = {s.pk for s in subjects if s.status == Subject.Status.ERASING}
@@ -278,7 +283,7 @@ def _apply_chunk(*, tenant: Tenant, prepared: list[Prepared], episode_vectors, c
 
 
 def _mark_processed(*, tenant: Tenant, rows: list[tuple], at: datetime) -> None:
-    """One UPDATE for a chunk's events, each row (id, content, redacted, quarantined, flags).
+    """One UPDATE for a write's events, each row (id, content, redacted, quarantined, flags).
     Assumes their rows are locked by the caller's transaction. (bulk_update would build a CASE
     per field and row, which costs more Python time than the statement takes to run.)"""
     values = ", ".join(["(%s::uuid, %s::text, %s::boolean, %s::boolean, %s::jsonb)"] * len(rows))
@@ -352,23 +357,33 @@ def _claim_and_embed(*, tenant: Tenant, ids: list, extractor, embedder: ThreadPo
     """Claim and prepare a chunk here, and start embedding it in `embedder`'s thread."""
     claimed = _claim(tenant=tenant, ids=ids)
     totals["claimed"] += len(claimed)
-    prepared = [_prepare(e, extractor) for e in claimed]
+    try:
+        prepared = [_prepare(e, extractor) for e in claimed]
+    except BaseException:
+        # Nobody else would hand these back before the stale-claim window.
+        _release(tenant=tenant, claims=[(e.pk, e.claimed_at) for e in claimed])
+        raise
     return prepared, (embedder.submit(_embed, prepared) if prepared else None)
 
 
-def _release(*, tenant: Tenant, prepared: list[Prepared]) -> None:
+def _release(*, tenant: Tenant, claims: list[tuple]) -> None:
     """Hand claimed but unwritten events back (processing -> pending), so the job's retry or the
-    sweeper picks them up at once rather than after the stale-claim window. Only events still
-    under this run's claim; if even this fails (the database is gone), the sweeper resets them."""
+    sweeper picks them up at once rather than after the stale-claim window. `claims`: (event
+    pk, claim token) pairs; only events still under that claim move (those a write already
+    committed are processed and stay so). If even this fails (the database is gone), the
+    sweeper resets them."""
+    by_token: dict = {}
+    for pk, token in claims:
+        by_token.setdefault(token, []).append(pk)
     try:
         with transaction.atomic():
             tenant_activate(tenant=tenant)
-            for p in prepared:
-                Event.objects.filter(pk=p.event.pk, status=Event.Status.PROCESSING, claimed_at=p.claim).update(
+            for token, pks in by_token.items():  # one token per _claim call
+                Event.objects.filter(pk__in=pks, status=Event.Status.PROCESSING, claimed_at=token).update(
                     status=Event.Status.PENDING, claimed_at=None,
                 )
     except Exception:  # noqa: BLE001 - best effort on a failure path; the original error is re-raised
-        logger.warning("could not release %d claimed events; the sweeper will", len(prepared), exc_info=True)
+        logger.warning("could not release %d claimed events; the sweeper will", len(claims), exc_info=True)
 
 
 def _write_chunk(*, tenant: Tenant, prepared: list[Prepared], episode_vectors, candidate_vectors,
@@ -393,14 +408,16 @@ def _write_chunk(*, tenant: Tenant, prepared: list[Prepared], episode_vectors, c
                 _fail(tenant=tenant, p=p, exc=one_exc)
 
 
-def _chunks(ids: list) -> list[list]:
-    """CHUNK_SIZE events at a time, except that the job's last WRITE_CHUNK_SIZE events are a
-    chunk of their own: nothing is embedded beside the last chunk's write, so keeping that write
-    short keeps the model busy for more of the job (~0.3 s of each 500-event LoCoMo job)."""
-    if len(ids) <= WRITE_CHUNK_SIZE:
-        return [ids] if ids else []
+def _chunks(ids: list, size: int) -> list[list]:
+    """Chunks of at most `size` events, near-equal (65 events are not 64 + 1), except that
+    the job's last WRITE_CHUNK_SIZE events are a chunk of their own: nothing is embedded beside
+    the last chunk's write, so keeping that write short keeps the model busy for more of the job."""
+    if len(ids) <= WRITE_CHUNK_SIZE or size <= WRITE_CHUNK_SIZE:
+        return [ids[start:start + size] for start in range(0, len(ids), size)]
     head, tail = ids[:-WRITE_CHUNK_SIZE], ids[-WRITE_CHUNK_SIZE:]
-    return [head[start:start + CHUNK_SIZE] for start in range(0, len(head), CHUNK_SIZE)] + [tail]
+    count = -(-len(head) // size)
+    bounds = [len(head) * i // count for i in range(count + 1)]
+    return [head[a:b] for a, b in zip(bounds, bounds[1:])] + [tail]
 
 
 def extraction_job_run(*, tenant: Tenant, job: Job) -> dict:
@@ -415,15 +432,16 @@ def extraction_job_run(*, tenant: Tenant, job: Job) -> dict:
     extractor = extractor_for_settings()
     totals: Counter = Counter()
     ids = _pending_ids(tenant=tenant, job=job)
-    chunks = _chunks(ids)
+    chunks = _chunks(ids, CHUNK_SIZE if extractor is None else LLM_CHUNK_SIZE)
     seconds: Counter = Counter()
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="extraction-embed") as embedder:
         def start(chunk):
             return _claim_and_embed(tenant=tenant, ids=chunk, extractor=extractor, embedder=embedder, totals=totals)
 
-        ahead = start(chunks[0]) if chunks else None
+        ahead = None
         prepared: list[Prepared] = []
         try:
+            ahead = start(chunks[0]) if chunks else None
             for index in range(len(chunks)):
                 clock = time.perf_counter()
                 prepared, embedding = ahead
@@ -444,9 +462,11 @@ def extraction_job_run(*, tenant: Tenant, job: Job) -> dict:
                 prepared = []
                 seconds["write"] += time.perf_counter() - clock
         except BaseException:
-            # The chunk being written (rolled back) and the one claimed ahead of it go back to
-            # pending now; events already written stay written.
-            _release(tenant=tenant, prepared=prepared + (ahead[0] if ahead else []))
+            # What this chunk had not committed (the failed write transaction rolled back, and
+            # the writes after it) and the chunk claimed ahead go back to pending now; earlier
+            # write transactions stay committed.
+            unwritten = prepared + (ahead[0] if ahead else [])
+            _release(tenant=tenant, claims=[(p.event.pk, p.claim) for p in unwritten])
             raise
     done = _heartbeat(tenant=tenant, job=job)
     # Where the job's time went: a large embed_wait means the model is the bottleneck, a large

@@ -1,5 +1,6 @@
-"""A chunk of events written in one transaction (one prefetch, one audit append, one event
-update) ends exactly where the same events processed one job, one event at a time, end."""
+"""Events embedded in chunks and written a few per transaction (one prefetch, one audit append,
+one event update each) end exactly where the same events processed one job, one event at a time,
+end."""
 import numpy as np
 import pytest
 
@@ -44,10 +45,20 @@ def outcome(tenant, subject):
     return rows, trail, events
 
 
-def test_a_chunk_with_supersession_and_reinforcement_ends_like_event_by_event(tenant_a, actor):
+@pytest.mark.parametrize("chunk_size,write_size", [(None, None), (4, 2)],
+                         ids=["one chunk, one write", "chunks 3+4+2 written 2 at a time"])
+def test_a_chunk_with_supersession_and_reinforcement_ends_like_event_by_event(tenant_a, actor, monkeypatch,
+                                                                              chunk_size, write_size):
+    # Small sizes put the supersession (e4) and the late older value (e9) in later writes and
+    # chunks than what they supersede or follow: each write must see what earlier ones committed.
+    from memoryapp.services import extraction
+
+    if chunk_size:
+        monkeypatch.setattr(extraction, "CHUNK_SIZE", chunk_size)
+        monkeypatch.setattr(extraction, "WRITE_CHUNK_SIZE", write_size)
     for subject in ("alice", "bob"):
         ingest(tenant_a, subject, actor, PRIOR)
-    ingest(tenant_a, "alice", actor, *STORY)  # one job: one chunk
+    ingest(tenant_a, "alice", actor, *STORY)  # one job
     for item in sorted(STORY, key=lambda item: item[4]):  # one job per event, in the order a job applies them
         ingest(tenant_a, "bob", actor, item)
     chunked, one_by_one = outcome(tenant_a, "alice"), outcome(tenant_a, "bob")
@@ -107,47 +118,59 @@ def test_a_failed_embedding_hands_unwritten_events_back_at_once(tenant_a, actor,
 
 
 def test_a_chunk_is_embedded_once_and_written_in_short_transactions(tenant_a, actor, monkeypatch):
-    # Chunks of 4 embedded, written 2 at a time, the job's last 2 events a chunk of their own:
-    # 7 events embed as [4, 1, 2]. The second write transaction fails on a database error: the
-    # first pair stays written, everything claimed and unwritten goes back to pending.
+    # Chunks of at most 4 embedded, written 2 at a time, the job's last 2 events a chunk of their
+    # own: 9 events embed as [3, 4, 2]. The second write fails at its end, after its episodes
+    # were inserted (a lost connection would look the same): it rolls back whole, the first
+    # write stays committed, and everything claimed and unwritten goes back to pending at once.
     from memoryapp.models import Tenant
     from memoryapp.services import extraction
     from tests.workers.helpers import append
 
     monkeypatch.setattr(extraction, "CHUNK_SIZE", 4)
     monkeypatch.setattr(extraction, "WRITE_CHUNK_SIZE", 2)
-    real_embed, real_apply, embedded, written = extraction._embed, extraction._apply_chunk, [], []
+    real_embed, real_mark, embedded, marked = extraction._embed, extraction._mark_processed, [], []
 
     def counting_embed(prepared):
         embedded.append([p.event.event_id for p in prepared])
         return real_embed(prepared)
 
-    def failing_apply(**kwargs):
-        written.append([p.event.event_id for p in kwargs["prepared"]])
-        if len(written) == 2:
+    def failing_mark(**kwargs):
+        marked.append(len(kwargs["rows"]))
+        if len(marked) == 2:
             raise RuntimeError("connection lost")
-        return real_apply(**kwargs)
+        return real_mark(**kwargs)
 
     monkeypatch.setattr(extraction, "_embed", counting_embed)
-    monkeypatch.setattr(extraction, "_apply_chunk", failing_apply)
-    _, job = append(tenant_a, "alice", actor, *[(f"e{i}", "user", f"Note number {i}.", None, at(i)) for i in range(7)])
+    monkeypatch.setattr(extraction, "_mark_processed", failing_mark)
+    _, job = append(tenant_a, "alice", actor, *[(f"e{i}", "user", f"Note number {i}.", None, at(i)) for i in range(9)])
     with pytest.raises(RuntimeError, match="connection lost"):
         extraction.extraction_job_run(tenant=Tenant.objects.get(pk=tenant_a.pk), job=job)
-    assert embedded[0] == ["e0", "e1", "e2", "e3"]
-    assert written == [["e0", "e1"], ["e2", "e3"]]
+    # The first chunk, and the second, claimed and embedded ahead while the first was written.
+    assert embedded == [["e0", "e1", "e2"], ["e3", "e4", "e5", "e6"]]
+    assert marked == [2, 1]
     with as_tenant(tenant_a):
         status = dict(Event.objects.filter(tenant=tenant_a).values_list("event_id", "status"))
+        claimed = Event.objects.filter(tenant=tenant_a, claimed_at__isnull=False, status="pending").count()
         episodes = set(Memory.objects.filter(tenant=tenant_a, memory_type="episodic")
                        .values_list("source_event__event_id", flat=True))
-    assert status == {"e0": "processed", "e1": "processed", **{f"e{i}": "pending" for i in range(2, 7)}}
+    assert status == {"e0": "processed", "e1": "processed", **{f"e{i}": "pending" for i in range(2, 9)}}
+    assert claimed == 0
     assert episodes == {"e0", "e1"}
 
 
-def test_chunks_end_with_one_short_write():
+def test_chunks_are_near_equal_and_end_with_one_short_write():
     from memoryapp.services.extraction import CHUNK_SIZE, WRITE_CHUNK_SIZE, _chunks
 
     ids = list(range(2 * CHUNK_SIZE + 10))
-    chunks = _chunks(ids)
-    assert [len(c) for c in chunks] == [CHUNK_SIZE, CHUNK_SIZE + 10 - WRITE_CHUNK_SIZE, WRITE_CHUNK_SIZE]
+    chunks = _chunks(ids, CHUNK_SIZE)
+    head = len(ids) - WRITE_CHUNK_SIZE
+    assert [len(c) for c in chunks] == [head // 2, head - head // 2, WRITE_CHUNK_SIZE]
     assert [i for c in chunks for i in c] == ids
-    assert _chunks(ids[:WRITE_CHUNK_SIZE]) == [ids[:WRITE_CHUNK_SIZE]] and _chunks([]) == []
+    # The tail stays whole and what comes before it splits near-equally: CHUNK_SIZE + 1 before
+    # it is two halves, not a full chunk and a chunk of one.
+    assert [len(c) for c in _chunks(ids[:WRITE_CHUNK_SIZE + 1], CHUNK_SIZE)] == [1, WRITE_CHUNK_SIZE]
+    assert [len(c) for c in _chunks(ids[:CHUNK_SIZE + WRITE_CHUNK_SIZE + 1], CHUNK_SIZE)] == [
+        (CHUNK_SIZE + 1) // 2, CHUNK_SIZE + 1 - (CHUNK_SIZE + 1) // 2, WRITE_CHUNK_SIZE]
+    assert _chunks(ids[:WRITE_CHUNK_SIZE], CHUNK_SIZE) == [ids[:WRITE_CHUNK_SIZE]] and _chunks([], CHUNK_SIZE) == []
+    # The language-model extractor's chunk size: plain chunks of it.
+    assert [len(c) for c in _chunks(ids[:150], WRITE_CHUNK_SIZE)] == [WRITE_CHUNK_SIZE, WRITE_CHUNK_SIZE, 22]

@@ -88,3 +88,25 @@ def test_llm_is_never_asked_about_untrusted_content(chat_server, tenant_a, actor
     ingest(tenant_a, "alice", actor, ("w1", "tool", "The user moved to Kyoto.", "external"))
     assert chat_server.requests == []
     assert memories(tenant_a, "alice", memory_type="semantic") == []
+
+
+def test_with_the_llm_extractor_events_are_claimed_a_write_at_a_time(chat_server, tenant_a, actor, monkeypatch):
+    # Each event costs a model call while its chunk is prepared, one chunk ahead of its write:
+    # chunks as large as the rules extractor's would let slow calls outlast the stale-claim
+    # window. 6 events with writes of 2: chunks of 2, where the rules would take all 6 at once.
+    from memoryapp.services import extraction
+
+    chat_server.mode = "good"
+    monkeypatch.setattr(extraction, "CHUNK_SIZE", 8)
+    monkeypatch.setattr(extraction, "WRITE_CHUNK_SIZE", 2)
+    monkeypatch.setattr(extraction, "LLM_CHUNK_SIZE", 2)
+    real_embed, embedded = extraction._embed, []
+
+    def counting_embed(prepared):
+        embedded.append(len(prepared))
+        return real_embed(prepared)
+
+    monkeypatch.setattr(extraction, "_embed", counting_embed)
+    ingest(tenant_a, "alice", actor, *[(f"e{i}", "user", f"Day {i} of packing for Kyoto.") for i in range(6)])
+    assert embedded == [2, 2, 2]
+    assert len(chat_server.requests) == 6

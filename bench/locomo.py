@@ -195,15 +195,16 @@ def ablation(convs, signals, evmap, word_signals=None) -> list[tuple[str, dict]]
     speakers' names matched as words."""
     from memoryapp.retrieval import RELEVANCE
 
-    off = {"passage": 0, "text": 0, "neighbour": 0, "speaker": 0, "time": 0}
+    off = {"passage": 0, "text": 0, "neighbour": 0, "speaker": 0, "time": 0, "period": 0}
     steps = [
         ("dense only (memory vector)", {**RELEVANCE, **off}),
         ("+ BM25 text (weighted sum)", {**RELEVANCE, **off, "text": RELEVANCE["text"]}),
         ("+ neighbour smoothing", {**RELEVANCE, **off, "text": RELEVANCE["text"],
                                    "neighbour": RELEVANCE["neighbour"]}),
-        ("+ passage vector", {**RELEVANCE, "speaker": 0, "time": 0}),
-        ("+ names in the query", {**RELEVANCE, "time": 0}),
-        ("+ 'when' -> time references", dict(RELEVANCE)),
+        ("+ passage vector", {**RELEVANCE, "speaker": 0, "time": 0, "period": 0}),
+        ("+ names in the query", {**RELEVANCE, "time": 0, "period": 0}),
+        ("+ 'when' -> time references", {**RELEVANCE, "period": 0}),
+        ("+ dates -> their period", dict(RELEVANCE)),
         ("  (BM25 text only)", {**RELEVANCE, **off, "dense": 0, "text": 1.0}),
     ]
     rows = [(name, recall_with(convs, signals, evmap, w)) for name, w in steps]
@@ -239,6 +240,7 @@ def tune(convs, signals, evmap) -> None:
         "dense_scale": ["raw"],
         "speaker": [0.2, 0.3],
         "time": [0.2, 0.3],
+        "period": [0.7],
     }
     results = []
     for values in itertools.product(*grid.values()):

@@ -5,14 +5,18 @@ Deliberately small and language-level (English question forms), never tied to a 
   memory of something that person said can be preferred;
 - whether it asks *when* something happened, so memories that carry a time reference
   ("last Saturday", "in May", "two years ago") can be preferred;
+- the calendar periods it names ("on 7 July, 2023", "November 11, 2023", "in June 2022", "during
+  2024"), so memories of events from then can be preferred (query_periods);
 - the text to match memories with: the query less the names of the people who speak in the
   subject's events. "What did Caroline research?" asks what Caroline said about research; every
   one of Caroline's messages is filed under her name, so the name is who said it (the speaker
   boost), and as words to match it only favours short messages that greet her
   ("Thanks, Caroline!"). What it adds on LoCoMo is in docs/benchmarks.md.
 """
+import calendar
 import re
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 
 # A capitalised word, with its possessive if it has one ("Caroline's", "Caroline’s", "James'").
 _CAPITALISED = re.compile(r"\b([A-Z][a-z]+(?:['’]s\b|['’](?!\w)|\b))")
@@ -35,6 +39,7 @@ class QueryInfo:
     names: frozenset = field(default_factory=frozenset)  # lower-cased
     asks_when: bool = False
     keys: tuple = ()  # (key, weight): the attributes it asks about, from its embedding (keyroute.py)
+    periods: tuple = ()  # (start, end) UTC datetimes of the calendar periods it names, end exclusive
 
 
 def query_understand(query: str) -> QueryInfo:
@@ -43,7 +48,50 @@ def query_understand(query: str) -> QueryInfo:
         word = _POSSESSIVE.sub("", word).lower()
         if word not in _NOT_NAMES:
             names.add(word)
-    return QueryInfo(names=frozenset(names), asks_when=bool(_WHEN.search(query or "")))
+    return QueryInfo(names=frozenset(names), asks_when=bool(_WHEN.search(query or "")),
+                     periods=query_periods(query or ""))
+
+
+_MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name}
+_MONTH = "|".join(_MONTHS)
+_ORDINAL = r"(?:st|nd|rd|th)?"
+# Only dates with a year: "on 25 May" could be any year's, and guessing one would favour the
+# wrong memories with confidence.
+_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}}){_ORDINAL} ({_MONTH}),? (\d{{4}})\b", re.I)
+_MONTH_DAY_YEAR = re.compile(rf"\b({_MONTH}) (\d{{1,2}}){_ORDINAL},? (\d{{4}})\b", re.I)
+_MONTH_YEAR = re.compile(rf"\b({_MONTH}),? (\d{{4}})\b", re.I)
+# A bare year only after a preposition that makes it a period ("in 2024"; "since 2020" is not one).
+_YEAR = re.compile(r"\b(?:in|during|of) ((?:19|20)\d{2})\b", re.I)
+
+
+def _day(year: str, month: str, day: str) -> tuple | None:
+    try:
+        start = datetime(int(year), _MONTHS[month.lower()], int(day), tzinfo=timezone.utc)
+    except ValueError:  # 31 February
+        return None
+    return start, start + timedelta(days=1)
+
+
+def _month(year: str, month: str) -> tuple:
+    y, m = int(year), _MONTHS[month.lower()]
+    return datetime(y, m, 1, tzinfo=timezone.utc), datetime(y + (m == 12), m % 12 + 1, 1, tzinfo=timezone.utc)
+
+
+def query_periods(query: str) -> tuple:
+    """The calendar periods `query` names, most precise first: days ("7 July, 2023", "November
+    11th, 2023"), then months ("June 2022"), then years ("in 2024"). Each is matched only where
+    no more precise one was, so "7 July, 2023" is one day, not also the month."""
+    periods, rest = [], query
+    for pattern, period in (
+        (_DAY_MONTH_YEAR, lambda m: _day(m[3], m[2], m[1])),
+        (_MONTH_DAY_YEAR, lambda m: _day(m[3], m[1], m[2])),
+        (_MONTH_YEAR, lambda m: _month(m[2], m[1])),
+        (_YEAR, lambda m: (datetime(int(m[1]), 1, 1, tzinfo=timezone.utc),
+                           datetime(int(m[1]) + 1, 1, 1, tzinfo=timezone.utc))),
+    ):
+        periods.extend(p for p in map(period, pattern.finditer(rest)) if p is not None)
+        rest = pattern.sub(" ", rest)
+    return tuple(dict.fromkeys(periods))
 
 
 _SPACES = re.compile(r"\s+")

@@ -15,6 +15,10 @@ Why these pieces (measured on LoCoMo, see docs/benchmarks.md):
 - Neighbour smoothing: in a conversation the words of a question are often spread over a turn
   and the one before or after it ("Did you go?" / "Yes, to the museum"); a memory whose
   neighbouring events match is more likely to be the answer.
+- Dates in the query: "What did Tim read on 8 December, 2023?" is about what happened then, and
+  no word of the answer says so; a memory that became valid in the named period (or up to
+  PERIOD_AFTER_DAYS later, when it was told) is preferred. A boost, not a filter: a wrong date
+  in the question must not hide the answer.
 """
 import math
 from dataclasses import dataclass, field, replace
@@ -43,8 +47,12 @@ RELEVANCE = {
     "decay": 0.8,       # ... discounted by decay**(distance - 1)
     "speaker": 0.2,     # the query names the person whose event it is
     "time": 0.3,        # a "when" question and a memory that carries a time reference
+    "period": 0.7,      # the query names a date, month or year and the memory became valid then
     "key": 0.5,         # the query asks about the attribute the memory is filed under (keyroute.py)
 }
+# Events are told about at or after they happen ("yesterday I went ..."): a memory that became
+# valid up to this many days after a period the query names still counts, decreasingly.
+PERIOD_AFTER_DAYS = 14
 # Priors added to relevance (kept small: relevance decides, priors break near-ties).
 WEIGHTS = {"recency": 0.10, "importance": 0.08, "confidence": 0.07}
 UNTRUSTED_FACTOR = 0.8
@@ -134,6 +142,7 @@ class Signals:
     key: list | None = None  # the normalised key each memory is filed under ("" when none)
     is_episode: np.ndarray | None = None  # an event's episodic memory (the passage is built from these)
     names_them: np.ndarray | None = None  # no speaker, but names a person the match left out (search_terms)
+    valid_from_days: np.ndarray | None = None  # when each became valid, in days since the Unix epoch
 
 
 def _vector_literal(vector: np.ndarray) -> str:
@@ -180,8 +189,23 @@ def search_signals(*, tenant: Tenant, subject_id: int | None = None, subject_ref
         key=[v or "" for v in cols[12]],
         names_them=np.array(cols[13], dtype=bool),
     )
+    sig.valid_from_days = as_of.timestamp() / 86400 - sig.age_days  # age_days is as_of - valid_from
     sig.ctx_sim = passage_similarity(sig)
     return sig
+
+
+def period_match(sig: Signals, periods: tuple, after_days: float = PERIOD_AFTER_DAYS) -> np.ndarray:
+    """Per memory, how well when it became valid fits the periods a query names: 1 inside one,
+    falling linearly to 0 over the `after_days` that follow it (the best over the periods)."""
+    out = np.zeros(len(sig.ids))
+    if not periods or sig.valid_from_days is None:
+        return out
+    for start, end in periods:
+        start_day, end_day = start.timestamp() / 86400, end.timestamp() / 86400
+        late = np.maximum(sig.valid_from_days - end_day, 0.0)
+        fit = np.where(sig.valid_from_days >= start_day, np.clip(1.0 - late / after_days, 0.0, 1.0), 0.0)
+        np.maximum(out, fit, out=out)
+    return out
 
 
 # An episode's passage similarity is the mean similarity of it and its neighbours, scaled up:
@@ -287,8 +311,12 @@ def relevance_scores(sig: Signals, info: QueryInfo, weights: dict | None = None)
              + w.get("time", 0) * timely)
     if keyed is not None:
         total = total + w["key"] * keyed
+    # Like the key boost, the period joins the normalisation only when the query names one.
+    dated = period_match(sig, info.periods) if info.periods and w.get("period") else None
+    if dated is not None:
+        total = total + w["period"] * dated
     norm = w["dense"] + w["text"] + w.get("neighbour", 0) * (w["dense"] + w["text"]) + w.get("speaker", 0) \
-        + w.get("time", 0) + (w["key"] if keyed is not None else 0)
+        + w.get("time", 0) + (w["key"] if keyed is not None else 0) + (w["period"] if dated is not None else 0)
     return total / norm, {"dense": dense, "text": text, "neighbour": neighbour}
 
 
@@ -358,7 +386,8 @@ def memory_search(
     order = np.argsort(-scores, kind="stable")
     if min_score is not None:
         # Scores compare within one query, not across queries: when a query routes to a key
-        # (keyroute.py) the boost joins the normalisation, so its other memories score lower.
+        # (keyroute.py) or names a date the boost joins the normalisation, so its other
+        # memories score lower.
         order = order[scores[order] >= min_score]
     order = order[:k].tolist()
     if not order:

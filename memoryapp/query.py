@@ -39,7 +39,7 @@ class QueryInfo:
     names: frozenset = field(default_factory=frozenset)  # lower-cased
     asks_when: bool = False
     keys: tuple = ()  # (key, weight): the attributes it asks about, from its embedding (keyroute.py)
-    periods: tuple = ()  # (start, end) UTC datetimes of the calendar periods it names, end exclusive
+    periods: tuple = ()  # (start, end) UTC datetimes of the calendar periods it names
 
 
 def query_understand(query: str) -> QueryInfo:
@@ -56,40 +56,55 @@ _MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_nam
 _MONTH = "|".join(_MONTHS)
 _ORDINAL = r"(?:st|nd|rd|th)?"
 # Only dates with a year: "on 25 May" could be any year's, and guessing one would favour the
-# wrong memories with confidence.
-_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}}){_ORDINAL} ({_MONTH}),? (\d{{4}})\b", re.I)
-_MONTH_DAY_YEAR = re.compile(rf"\b({_MONTH}) (\d{{1,2}}){_ORDINAL},? (\d{{4}})\b", re.I)
-_MONTH_YEAR = re.compile(rf"\b({_MONTH}),? (\d{{4}})\b", re.I)
-# A bare year only after a preposition that makes it a period ("in 2024"; "since 2020" is not one).
-_YEAR = re.compile(r"\b(?:in|during|of) ((?:19|20)\d{2})\b", re.I)
+# wrong memories with confidence. ASCII only (re.A): no other script's digits or letters that
+# case-fold to ASCII ("ſeptember"), and years 1900-2099 only.
+_YEAR_DIGITS = r"((?:19|20)\d{2})"
+_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}}){_ORDINAL} ({_MONTH}),? {_YEAR_DIGITS}\b", re.I | re.A)
+_MONTH_DAY_YEAR = re.compile(rf"\b({_MONTH}) (\d{{1,2}}){_ORDINAL},? {_YEAR_DIGITS}\b", re.I | re.A)
+_MONTH_YEAR = re.compile(rf"\b({_MONTH}),? {_YEAR_DIGITS}\b(?!\s+(?:[a-z]+s|people)\b)", re.I | re.A)
+# A bare year only after a preposition that makes it a period ("in 2024"), and not when it
+# counts something ("in 2000 photos").
+_YEAR = re.compile(rf"\b(?:in|during) {_YEAR_DIGITS}\b(?!\s+(?:[a-z]+s|people)\b)", re.I | re.A)
+# "since June 2022", "before 7 July, 2023": the period is a boundary, not when it happened.
+_BOUNDARY = re.compile(r"\b(?:since|before|after|until|till|by)\s+(?:the\s+)?(?:end\s+of\s+)?$", re.I | re.A)
 
 
 def _day(year: str, month: str, day: str) -> tuple | None:
     try:
         start = datetime(int(year), _MONTHS[month.lower()], int(day), tzinfo=timezone.utc)
-    except ValueError:  # 31 February
+    except (ValueError, KeyError):  # 31 February
         return None
     return start, start + timedelta(days=1)
 
 
-def _month(year: str, month: str) -> tuple:
-    y, m = int(year), _MONTHS[month.lower()]
+def _month(year: str, month: str) -> tuple | None:
+    try:
+        y, m = int(year), _MONTHS[month.lower()]
+    except (ValueError, KeyError):
+        return None
     return datetime(y, m, 1, tzinfo=timezone.utc), datetime(y + (m == 12), m % 12 + 1, 1, tzinfo=timezone.utc)
+
+
+def _year(year: str) -> tuple:
+    return datetime(int(year), 1, 1, tzinfo=timezone.utc), datetime(int(year) + 1, 1, 1, tzinfo=timezone.utc)
 
 
 def query_periods(query: str) -> tuple:
     """The calendar periods `query` names, most precise first: days ("7 July, 2023", "November
     11th, 2023"), then months ("June 2022"), then years ("in 2024"). Each is matched only where
-    no more precise one was, so "7 July, 2023" is one day, not also the month."""
+    no more precise one was, so "7 July, 2023" is one day, not also the month; one that bounds
+    something ("since June 2022") is no period."""
     periods, rest = [], query
     for pattern, period in (
         (_DAY_MONTH_YEAR, lambda m: _day(m[3], m[2], m[1])),
         (_MONTH_DAY_YEAR, lambda m: _day(m[3], m[1], m[2])),
         (_MONTH_YEAR, lambda m: _month(m[2], m[1])),
-        (_YEAR, lambda m: (datetime(int(m[1]), 1, 1, tzinfo=timezone.utc),
-                           datetime(int(m[1]) + 1, 1, 1, tzinfo=timezone.utc))),
+        (_YEAR, lambda m: _year(m[1])),
     ):
-        periods.extend(p for p in map(period, pattern.finditer(rest)) if p is not None)
+        for match in pattern.finditer(rest):
+            found = period(match)
+            if found is not None and not _BOUNDARY.search(rest, 0, match.start()):
+                periods.append(found)
         rest = pattern.sub(" ", rest)
     return tuple(dict.fromkeys(periods))
 

@@ -72,6 +72,7 @@ _SQL = """
 WITH scope AS MATERIALIZED (
     SELECT m.id, coalesce(1 - (m.embedding <=> %(qvec)s::vector), 0) AS sim, m.search_vector, m.has_time_reference,
            greatest(extract(epoch FROM %(as_of)s - m.valid_from)::float8, 0) / 86400 AS age_days,
+           extract(epoch FROM m.valid_from)::float8 / 86400 AS valid_from_days,
            m.importance, m.confidence,
            m.source_kind, m.key, e.session_id, e.seq, e.speaker, m.memory_type = 'episodic' AS is_episode,
            length(m.search_vector)::float8 AS dl
@@ -111,7 +112,7 @@ bm25 AS (
 )
 SELECT s.id, s.sim, coalesce(bm25.score, 0) AS bm25, s.session_id, s.seq, s.speaker,
        s.has_time_reference,
-       s.age_days, s.importance, s.confidence, s.source_kind, s.is_episode, s.key,
+       s.age_days, s.importance, s.confidence, s.source_kind, s.is_episode, s.key, s.valid_from_days,
        -- A memory nobody said (an explicit fact) names the person the match left out instead.
        CASE WHEN coalesce(s.speaker, '') = '' AND %(named)s::text IS NOT NULL THEN coalesce(
            tsvector_to_array(s.search_vector) && (SELECT array_agg(lexeme) FROM unnest(to_tsvector('english', %(named)s))),
@@ -172,7 +173,7 @@ def search_signals(*, tenant: Tenant, subject_id: int | None = None, subject_ref
     sql = _SQL.replace("{subject}", "%(subject)s" if subject_id is not None else _SUBJECT_BY_REF)
     rows = tenant_activate_and_query(tenant=tenant, sql=sql.replace("{extra}", extra_sql), params=params)
     # One pass over the rows to turn them into columns: a k=50 search reads ~700 rows.
-    cols = list(zip(*rows)) if rows else [()] * 14
+    cols = list(zip(*rows)) if rows else [()] * 15
     sig = Signals(
         ids=list(cols[0]),
         sim=np.array(cols[1], dtype=float),
@@ -187,9 +188,9 @@ def search_signals(*, tenant: Tenant, subject_id: int | None = None, subject_ref
         untrusted=np.array([v in UNTRUSTED_SOURCES for v in cols[10]], dtype=bool),
         is_episode=np.array(cols[11], dtype=bool),
         key=[v or "" for v in cols[12]],
-        names_them=np.array(cols[13], dtype=bool),
+        valid_from_days=np.array(cols[13], dtype=float),
+        names_them=np.array(cols[14], dtype=bool),
     )
-    sig.valid_from_days = as_of.timestamp() / 86400 - sig.age_days  # age_days is as_of - valid_from
     sig.ctx_sim = passage_similarity(sig)
     return sig
 
@@ -311,8 +312,11 @@ def relevance_scores(sig: Signals, info: QueryInfo, weights: dict | None = None)
              + w.get("time", 0) * timely)
     if keyed is not None:
         total = total + w["key"] * keyed
-    # Like the key boost, the period joins the normalisation only when the query names one.
+    # Like the key boost, the period joins the normalisation only when the query names one that
+    # some memory in scope fits, so other queries (and a date nothing fits) score as before.
     dated = period_match(sig, info.periods) if info.periods and w.get("period") else None
+    if dated is not None and not dated.any():
+        dated = None
     if dated is not None:
         total = total + w["period"] * dated
     norm = w["dense"] + w["text"] + w.get("neighbour", 0) * (w["dense"] + w["text"]) + w.get("speaker", 0) \

@@ -36,13 +36,17 @@ def test_periods_are_read_from_dates_months_and_years(query, expected):
 @pytest.mark.parametrize("query", [
     "What happened in May?",  # no year: any May
     "What did she do on 25 May?",
-    "Has he lived there since 2020?",  # not a period
-    "How many of the 2000 photos did she keep?",  # a number, not a year
+    "Has he lived there since 2020?",  # a boundary, not a period
+    "What changed since June 2022?", "What did she do before 7 July, 2023?", "Anything after May 2023?",
+    "Did she keep all of 2000 photos?", "Were there really in 2000 photos?", "April, 2000 people came",  # counts
     "What did she plan for 31 February, 2023?",  # no such day
+    "in May 0000", "December 9999", "31 December, 9999", "in May \uff10\uff10\uff10\uff10",  # out of range
+    "Au\u0262ust 2023", "\u017feptember 2023", "APR\u0130L 2023",  # letters that only case-fold to ASCII
     "What does the user like to eat?",
 ])
 def test_no_period_without_a_year_or_a_real_date(query):
     assert query_periods(query) == ()
+    assert query_understand(query).periods == ()
 
 
 def signals(valid_from_days):
@@ -66,8 +70,10 @@ def test_a_dated_query_prefers_what_became_valid_then_and_others_rank_as_before(
     dated, _ = relevance_scores(sig, query_understand("What did she cook on 7 July, 2023?"))
     undated, _ = relevance_scores(sig, query_understand("What did she cook?"))
     off, _ = relevance_scores(sig, query_understand("What did she cook on 7 July, 2023?"), {**RELEVANCE, "period": 0})
+    # A date no memory in scope fits changes nothing, not even the scale min_score compares with.
+    unfitted, _ = relevance_scores(sig, query_understand("What did she cook on 7 July, 2021?"))
     assert dated[1] > dated[0]
-    assert undated[1] == undated[0] and off.tolist() == undated.tolist()
+    assert undated[1] == undated[0] and off.tolist() == undated.tolist() == unfitted.tolist()
 
 
 @pytest.mark.django_db
@@ -81,7 +87,11 @@ def test_memory_search_prefers_the_memory_from_the_named_day(tenant_a, tenant_b,
     older = write(tenant_a, "We baked a lemon cake for Anna's party.", utc(2022, 7, 7, 18))
     newer = write(tenant_a, "We baked a lemon cake for Ben's party.", utc(2023, 7, 9, 18))  # told two days later
     write(tenant_b, "We baked a lemon cake for Anna's party.", utc(2022, 7, 7, 18))
-    for query, first in (("What cake did we bake on 7 July, 2022?", older), ("What cake did we bake in July 2023?", newer)):
+    # A memory valid from the very first instant of the named month fits it (read back from the
+    # database exactly, not rebuilt from its age).
+    midnight = write(tenant_a, "We baked a lemon cake for Cleo's party.", utc(2024, 3, 1))
+    for query, first in (("What cake did we bake on 7 July, 2022?", older), ("What cake did we bake in July 2023?", newer),
+                         ("What cake did we bake in March 2024?", midnight)):
         hits = memory_search(tenant=tenant_a, subject_ref="alice", query=query, k=5, record_access=False)
         assert [h.memory.pk for h in hits][0] == first.pk
-        assert {h.memory.tenant_id for h in hits} == {tenant_a.pk} and len(hits) == 2
+        assert {h.memory.tenant_id for h in hits} == {tenant_a.pk} and len(hits) == 3

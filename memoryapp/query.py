@@ -67,6 +67,7 @@ _MONTH_YEAR = re.compile(rf"\b({_MONTH}),? {_YEAR_DIGITS}\b(?!\s+(?:[a-z]+s|peop
 _YEAR = re.compile(rf"\b(?:in|during) {_YEAR_DIGITS}\b(?!\s+(?:[a-z]+s|people)\b)", re.I | re.A)
 # "since June 2022", "before 7 July, 2023": the period is a boundary, not when it happened.
 _BOUNDARY = re.compile(r"\b(?:since|before|after|until|till|by)\s+(?:the\s+)?(?:end\s+of\s+)?$", re.I | re.A)
+_BOUNDARY_REACH = 30  # characters before a date that can hold its boundary word
 
 
 def _day(year: str, month: str, day: str) -> tuple | None:
@@ -103,7 +104,8 @@ def query_periods(query: str) -> tuple:
     ):
         for match in pattern.finditer(rest):
             found = period(match)
-            if found is not None and not _BOUNDARY.search(rest, 0, match.start()):
+            before = max(match.start() - _BOUNDARY_REACH, 0)
+            if found is not None and not _BOUNDARY.search(rest, before, match.start()):
                 periods.append(found)
         rest = pattern.sub(" ", rest)
     return tuple(dict.fromkeys(periods))

@@ -71,7 +71,6 @@ class SearchHit:
 _SQL = """
 WITH scope AS MATERIALIZED (
     SELECT m.id, coalesce(1 - (m.embedding <=> %(qvec)s::vector), 0) AS sim, m.search_vector, m.has_time_reference,
-           greatest(extract(epoch FROM %(as_of)s - m.valid_from)::float8, 0) / 86400 AS age_days,
            extract(epoch FROM m.valid_from)::float8 / 86400 AS valid_from_days,
            m.importance, m.confidence,
            m.source_kind, m.key, e.session_id, e.seq, e.speaker, m.memory_type = 'episodic' AS is_episode,
@@ -112,7 +111,7 @@ bm25 AS (
 )
 SELECT s.id, s.sim, coalesce(bm25.score, 0) AS bm25, s.session_id, s.seq, s.speaker,
        s.has_time_reference,
-       s.age_days, s.importance, s.confidence, s.source_kind, s.is_episode, s.key, s.valid_from_days,
+       s.valid_from_days, s.importance, s.confidence, s.source_kind, s.is_episode, s.key,
        -- A memory nobody said (an explicit fact) names the person the match left out instead.
        CASE WHEN coalesce(s.speaker, '') = '' AND %(named)s::text IS NOT NULL THEN coalesce(
            tsvector_to_array(s.search_vector) && (SELECT array_agg(lexeme) FROM unnest(to_tsvector('english', %(named)s))),
@@ -173,7 +172,8 @@ def search_signals(*, tenant: Tenant, subject_id: int | None = None, subject_ref
     sql = _SQL.replace("{subject}", "%(subject)s" if subject_id is not None else _SUBJECT_BY_REF)
     rows = tenant_activate_and_query(tenant=tenant, sql=sql.replace("{extra}", extra_sql), params=params)
     # One pass over the rows to turn them into columns: a k=50 search reads ~700 rows.
-    cols = list(zip(*rows)) if rows else [()] * 15
+    cols = list(zip(*rows)) if rows else [()] * 14
+    valid_from_days = np.array(cols[7], dtype=float)
     sig = Signals(
         ids=list(cols[0]),
         sim=np.array(cols[1], dtype=float),
@@ -182,14 +182,15 @@ def search_signals(*, tenant: Tenant, subject_id: int | None = None, subject_ref
         seq=list(cols[4]),
         speaker=[(v or "").lower() for v in cols[5]],
         has_time=np.array(cols[6], dtype=bool),
-        age_days=np.array(cols[7], dtype=float),
+        # Scope keeps valid_from <= as_of, so the age is never negative; clipped for rounding.
+        age_days=np.maximum(as_of.timestamp() / 86400 - valid_from_days, 0.0),
         importance=np.array(cols[8], dtype=float),
         confidence=np.array(cols[9], dtype=float),
         untrusted=np.array([v in UNTRUSTED_SOURCES for v in cols[10]], dtype=bool),
         is_episode=np.array(cols[11], dtype=bool),
         key=[v or "" for v in cols[12]],
-        valid_from_days=np.array(cols[13], dtype=float),
-        names_them=np.array(cols[14], dtype=bool),
+        valid_from_days=valid_from_days,
+        names_them=np.array(cols[13], dtype=bool),
     )
     sig.ctx_sim = passage_similarity(sig)
     return sig

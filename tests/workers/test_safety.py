@@ -2,6 +2,7 @@
 the PoisonedRAG adversarial passages sent as external events."""
 import json
 import random
+import re
 import string
 from pathlib import Path
 
@@ -77,6 +78,17 @@ def test_the_secret_test_set_has_at_least_30_kinds_and_each_is_detected():
     assert missed == []
 
 
+def _carries(text: str, secret: str) -> bool:
+    """The secret appears in the text as a token of its own. A bare substring test fails at random
+    on short secrets: the CVV "847" turns up inside audit ids and timestamps ("12:33:40.847")."""
+    return re.search(rf"(?<![\w.:-]){re.escape(secret)}(?![\w-])", text) is not None
+
+
+def test_carries_finds_a_secret_only_as_its_own_token():
+    assert _carries("the CVV is 847.", "847") and _carries('{"x": "847"}', "847")
+    assert not _carries("job_5b3e847a0", "847") and not _carries("12:33:40.847000", "847")
+
+
 def test_no_secret_of_any_kind_is_stored_in_a_memory_or_left_in_the_event(tenant_a, actor):
     items = [(f"s{i}", "user", f"I live in Graz. {template.format(s=secret)}")
              for i, (template, secret) in enumerate(SECRETS.values())]
@@ -87,8 +99,8 @@ def test_no_secret_of_any_kind_is_stored_in_a_memory_or_left_in_the_event(tenant
         audit_text = json.dumps(list(AuditEntry.objects.filter(tenant=tenant_a).values("details", "before", "after")),
                                 default=str)
     assert len(events) == len(SECRETS) and all(e.redacted and e.status == "processed" for e in events)
-    leaks = [kind for kind, (_, secret) in SECRETS.items()
-             if any(secret in text for text in [*statements, *(e.content for e in events), audit_text])]
+    texts = [*statements, *(e.content for e in events), audit_text]
+    leaks = [kind for kind, (_, secret) in SECRETS.items() if any(_carries(text, secret) for text in texts)]
     assert leaks == []
     # The durable fact around the secret survives the redaction.
     assert "Home city: The user lives in Graz." in statements

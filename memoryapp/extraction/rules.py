@@ -104,6 +104,23 @@ def _bare(value: str) -> str:
     return _ARTICLE.sub("", value)
 
 
+# Rules compile with re.I, so a name's capital must be asked for case-sensitively: without it
+# "my partner is pregnant" names a partner and "call me at the store" a name.
+_CAP = r"(?-i:[A-Z])"
+_NAME = rf"{_CAP}[\w-]+(?: {_CAP}[\w-]+)?"
+_SUBJECTS = re.compile(r"\b(i|you|he|she|they|we|it|us|them|him|her|his|their|your|our)\b", re.I)
+
+
+def _said_of_user(m) -> bool:
+    """A rule that accepts "... and became a nurse" speaks of the user only when the clause's
+    subject is "I": "so happy you followed your dreams and became an engineer" is about someone
+    else."""
+    if not m.group(0).lower().startswith("and"):
+        return True
+    before = _SUBJECTS.findall(m.string[: m.start()])
+    return bool(before) and before[-1].lower() == "i"
+
+
 # Each rule: (regex on the cleaned sentence, builder(match) -> Candidate | None).
 _RULES: list[tuple[re.Pattern, callable]] = []
 
@@ -147,6 +164,10 @@ def _home(m):
     city = _clean(m.group("v"))
     if not city or city.lower() in {"a house", "an apartment", "a flat", "here", "there", "it", "the city"}:
         return None
+    # A place is a name ("Graz") or a described one ("a village near Graz"): "I stay in shape"
+    # and "a safe home is key" are not homes.
+    if not city[:1].isupper() and city.split()[0].lower() not in {"a", "an", "the", "my", "our"}:
+        return None
     city = re.sub(r"^(?:the city of|the town of)\s+", "", city, flags=re.I)
     return _fact(user_key("home_city"), f"The user lives in {city}.", city)
 
@@ -174,7 +195,7 @@ def _origin(m):
 def _job(m, confidence=0.9):
     job = _clean(m.group("v"))
     job = re.sub(r"\s+(?:at|for|with|in) .*$", "", job, flags=re.I)
-    if not job or _NOT_JOBS.search(job) or len(job.split()) > 5:
+    if not job or _NOT_JOBS.search(job) or len(job.split()) > 5 or not _said_of_user(m):
         return None
     return _fact(user_key("job"), f"The user works as {_with_article(_bare(job))}.", _bare(job),
                  confidence=confidence)
@@ -198,9 +219,23 @@ def _im_a(m):
     return _fact(user_key("job"), f"The user works as {_with_article(head)}.", head, confidence=0.8)
 
 
+# What people join that is not where they work.
+_GROUPS = re.compile(
+    r"\b(?:club|group|forum|gym|class|classes|course|team|band|choir|church|community|tournament|league|"
+    r"society|circle|meetup|server|chat|party|movement|program|programme|workshop|cause|network|in|them|us)$",
+    re.I,
+)
+
+
 def _employer(m):
     org = _clean(m.group("v"))
     if not org or org.lower() in {"home", "a company", "myself", "it", "that"} or re.match(r"(?i)home\b", org):
+        return None
+    if not _said_of_user(m):
+        return None
+    # "I joined Globex" is a new employer; "I joined a gym / a writers group / in" is not: after
+    # "joined", only a proper name that is not a club or group.
+    if re.search(r"(?i)\bjoined\b", m.group(0)) and (not org[:1].isupper() or _GROUPS.search(org)):
         return None
     return _fact(user_key("employer"), f"The user works at {org}.", org)
 
@@ -239,30 +274,39 @@ def _pet(m):
     return None
 
 
-rule(rf"\bmy (?:pet |new )?(?P<a>{_PETS})(?:'s name)? is (?:called |named )?(?P<name>[A-Z][\w-]+)\b")(_pet)
-rule(rf"\bmy (?:only |new )?pet is (?:now )?an? (?:little |small |big |young |old )?(?P<a>{_PETS})\b(?: (?:called|named) (?P<name>[A-Z][\w-]+))?")(_pet)
-rule(rf"\bi (?:have|own|got|adopted|rescued|bought|now have|just got|recently adopted|'ve got)(?: myself)? (?:an?|one) (?:new |little |small |big |young |old |cute |rescue )*(?P<a>{_PETS})\b(?: (?:called|named) (?P<name>[A-Z][\w-]+))?")(_pet)
+rule(rf"\bmy (?:pet |new )?(?P<a>{_PETS})(?:'s name)? is (?:called |named )?(?P<name>{_CAP}[\w-]+)\b")(_pet)
+rule(rf"\bmy (?:only |new )?pet is (?:now )?an? (?:little |small |big |young |old )?(?P<a>{_PETS})\b(?: (?:called|named) (?P<name>{_CAP}[\w-]+))?")(_pet)
+rule(rf"\bi (?:have|own|got|adopted|rescued|bought|now have|just got|recently adopted|'ve got)(?: myself)? (?:an?|one) (?:new |little |small |big |young |old |cute |rescue )*(?P<a>{_PETS})\b(?: (?:called|named) (?P<name>{_CAP}[\w-]+))?")(_pet)
 rule(rf"\b(?:our|the) (?:family )?pet (?:is|these days is) (?:now )?an? (?P<a>{_PETS})\b")(_pet)
 
 
-@rule(rf"\bmy (?:{_PARTNER})(?:'s name)? is (?:called |named )?(?P<v>[A-Z][\w-]+(?: [A-Z][\w-]+)?)")
+@rule(rf"\bmy (?:{_PARTNER})(?:'s name)? is (?:called |named )?(?P<v>{_NAME})")
 def _partner(m):
     return _fact(user_key("partner"), f"The user's partner is {m.group('v')}.", m.group("v"))
 
 
-@rule(r"\bi(?:'m| am) (?:now |happily )?(?:married to|engaged to|dating|seeing|with) (?P<v>[A-Z][\w-]+(?: [A-Z][\w-]+)?)")
+@rule(rf"\bi(?:'m| am) (?:now |happily )?(?:married to|engaged to|dating|seeing|with) (?P<v>{_NAME})")
 def _partner2(m):
     return _fact(user_key("partner"), f"The user's partner is {m.group('v')}.", m.group("v"))
 
 
+_CAR_WORDS = (r"car|suv|truck|van|hatchback|sedan|convertible|tesla|volvo|toyota|honda|bmw|audi|ford|mini|fiat|kia|"
+              r"jeep|prius|golf|polo|civic|corolla|model \w+|mazda|subaru|skoda|nissan|hyundai|peugeot|renault|"
+              r"volkswagen|vw|mercedes|porsche|lexus|chevrolet|chevy|jaguar|land rover|range rover|dacia|citroen|opel")
+_CAR_WORD = re.compile(rf"(?i)\b(?:{_CAR_WORDS})\b")
+
+
 def _car(m):
     car = _clean(m.group("v"))
-    if not car or _bare(car).lower() in {"car", "lot", "bit", "new car"}:
+    if not car or _bare(car).lower() in {"car", "lot", "bit", "new car"} or not _said_of_user(m):
+        return None
+    # A car is a make or model, or a described vehicle: "my ride is the best" names none.
+    if not _CAR_WORD.search(car) and not re.search(r"(?-i:[A-Z0-9])", _bare(car)):
         return None
     return _fact(user_key("car"), f"The user drives {_with_article(_bare(car))}.", _bare(car))
 
 
-rule(rf"\bi (?:now |currently )?(?:drive|own|have|bought|got)(?: myself)? (?P<v>(?:an?|the) (?:new |used |old |second-hand )?[^.,;!?()\n]{{0,40}}?\b(?:car|suv|truck|van|hatchback|sedan|convertible|tesla|volvo|toyota|honda|bmw|audi|ford|mini|fiat|kia|jeep|prius|golf|polo|civic|corolla|model \w+|mazda|subaru|skoda|nissan|hyundai|peugeot|renault|volkswagen|vw|mercedes|porsche|lexus|chevrolet|chevy|jaguar|land rover|range rover|dacia|citroen|opel)(?: [A-Z0-9][\w-]*){{0,2}}){_END}")(_car)
+rule(rf"\bi (?:now |currently )?(?:drive|own|have|bought|got)(?: myself)? (?P<v>(?:an?|the) (?:new |used |old |second-hand )?[^.,;!?()\n]{{0,40}}?\b(?:{_CAR_WORDS})(?: [A-Z0-9][\w-]*){{0,2}}){_END}")(_car)
 rule(rf"\bmy (?:car|new car|ride|vehicle) is (?:now )?{_VALUE}{_END}")(_car)
 rule(rf"\b(?:i|and) (?:now |currently )?drive {_VALUE}{_END}")(_car)
 
@@ -288,11 +332,20 @@ def _favourite_inverted(m):
                      key=preference_key(topic), value=value, confidence=0.85, importance=0.6)
 
 
+# A liked "thing" that only points at the conversation ("I love them", "I love your turtles",
+# "I love this quote", "I enjoy what I do") says nothing durable about the user, and keyed as a
+# preference it would supersede the last such "preference" and retire its message.
+_POINTING = re.compile(
+    r"(?i)(?:(?:it|that|this|these|those|them|him|her|you|your|yours|what|when|how|where|which|who|"
+    r"everything|anything|something|being in places like)\b(?!-)|to(?: say)?$)"
+)
+
+
 @rule(rf"\bi\s*(?:really |much |strongly |definitely |now |generally |usually |always )*(?:prefer|like|love|enjoy|adore|am into|'m into|am a fan of|'m a fan of|am a big fan of|'m a big fan of)\s+{_VALUE}{_END}")
 def _likes(m):
     value = _clean(m.group("v"))
     before = m.string[: m.start()]
-    if not value or _NEGATED_BEFORE.search(before) or len(value.split()) > 10 or value.lower() in {"it", "that", "this", "you"}:
+    if not value or _NEGATED_BEFORE.search(before) or len(value.split()) > 10 or _POINTING.match(value):
         return None
     if re.match(r"(?i)(?:to )?(?:chat|talk|help|know|hear|see|think)\b", value):
         return None
@@ -343,7 +396,7 @@ def _allergy(m):
                      value=value, confidence=0.95, importance=0.9, sensitivity="special")
 
 
-@rule(r"\b(?:my name is|call me|i go by|people call me) (?P<v>[A-Z][\w-]+(?: [A-Z][\w-]+)?)")
+@rule(rf"\b(?:my name is|call me|i go by|people call me) (?P<v>{_NAME})")
 def _name(m):
     return _fact(user_key("name"), f"The user's name is {m.group('v')}.", m.group("v"), importance=0.8)
 
@@ -382,13 +435,23 @@ def _hobby(m):
 
 
 # A plan keeps its time qualifier ("next spring"), so it runs to the end of the sentence.
-@rule(r"\bi(?:'m| am)? (?:planning|plan|intend|intending|hoping|going|aiming|saving up|scheduled) (?:on |to )?(?P<v>[^.;!?\n]{2,120})")
+@rule(r"\bi(?:'m| am)? (?P<verb>planning|plan|intend|intending|hoping|going|aiming|saving up|scheduled) (?P<to>on |to )?(?P<v>[^.;!?\n]{2,120})")
 def _plan(m):
     value = _clean(m.group("v"))
-    if not value or len(value.split()) < 2 or re.match(r"(?i)(?:go|be|have|do|get|sleep|eat|bed|head)\b(?!.*\b(?:next|in \d{4}|this (?:summer|winter|spring|autumn|fall|year)))", value):
+    if not value or len(value.split()) < 2 or re.match(r"(?i)(?:go|be|have|do|get|sleep|eat|bed|head|need)\b(?!.*\b(?:next|in \d{4}|this (?:summer|winter|spring|autumn|fall|year)))", value):
         return None
-    return Candidate(statement=f"The user plans to {re.sub(r'^(?:to|on) ', '', value)}.", kind="plan", key="",
-                     value=value, confidence=0.75, importance=0.6)
+    to, noun_phrase = m.group("to"), bool(re.match(r"(?i)(?:an?|the|my|our|some)\s", value))
+    if to is None:
+        # Only "plan" takes its plan as an object ("I'm planning a trip"); "I'm going through
+        # a hard time" and "I'm hoping we can" are no plans.
+        if not m.group("verb").lower().startswith("plan") or not noun_phrase or _bare(value).lower() in {"few", "lot", "bit"}:
+            return None
+        statement = f"The user plans {value}."
+    elif to == "to " and noun_phrase:
+        statement = f"The user plans to go to {value}."  # "I'm going to a conference"
+    else:
+        statement = f"The user plans to {value}."
+    return Candidate(statement=statement, kind="plan", key="", value=value, confidence=0.75, importance=0.6)
 
 
 @rule(r"\b(?:from now on|going forward|in (?:the )?future|always|never|please always|please never|make sure to always|be sure to)[,]? (?P<v>(?:please )?(?:always |never |do not |don't )?(?:reply|respond|answer|write|use|call|address|format|send|include|keep|start|end|give|show|summari[sz]e|put|sign|cc|remind)\b[^.!?\n]{2,160})")

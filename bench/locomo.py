@@ -195,16 +195,17 @@ def ablation(convs, signals, evmap, word_signals=None) -> list[tuple[str, dict]]
     speakers' names matched as words."""
     from memoryapp.retrieval import RELEVANCE
 
-    off = {"passage": 0, "text": 0, "neighbour": 0, "speaker": 0, "time": 0, "period": 0}
+    off = {"passage": 0, "text": 0, "neighbour": 0, "speaker": 0, "time": 0, "period": 0, "answer": 0}
     steps = [
         ("dense only (memory vector)", {**RELEVANCE, **off}),
         ("+ BM25 text (weighted sum)", {**RELEVANCE, **off, "text": RELEVANCE["text"]}),
         ("+ neighbour smoothing", {**RELEVANCE, **off, "text": RELEVANCE["text"],
                                    "neighbour": RELEVANCE["neighbour"]}),
-        ("+ passage vector", {**RELEVANCE, "speaker": 0, "time": 0, "period": 0}),
-        ("+ names in the query", {**RELEVANCE, "time": 0, "period": 0}),
-        ("+ 'when' -> time references", {**RELEVANCE, "period": 0}),
-        ("+ dates -> their period", dict(RELEVANCE)),
+        ("+ passage vector", {**RELEVANCE, "speaker": 0, "time": 0, "period": 0, "answer": 0}),
+        ("+ names in the query", {**RELEVANCE, "time": 0, "period": 0, "answer": 0}),
+        ("+ 'when' -> time references", {**RELEVANCE, "period": 0, "answer": 0}),
+        ("+ dates -> their period", {**RELEVANCE, "answer": 0}),
+        ("+ answers after questions", dict(RELEVANCE)),
         ("  (BM25 text only)", {**RELEVANCE, **off, "dense": 0, "text": 1.0}),
     ]
     rows = [(name, recall_with(convs, signals, evmap, w)) for name, w in steps]
@@ -241,6 +242,7 @@ def tune(convs, signals, evmap) -> None:
         "speaker": [0.2, 0.3],
         "time": [0.2, 0.3],
         "period": [0.7],
+        "answer": [0.25, 0.35, 0.45],
     }
     results = []
     for values in itertools.product(*grid.values()):

@@ -15,6 +15,10 @@ Why these pieces (measured on LoCoMo, see docs/benchmarks.md):
 - Neighbour smoothing: in a conversation the words of a question are often spread over a turn
   and the one before or after it ("Did you go?" / "Yes, to the museum"); a memory whose
   neighbouring events match is more likely to be the answer.
+- Answers after questions: in a dialogue the words of a question asked in it ("What instrument
+  are you learning?") often match the query, while the information is in the reply ("The
+  violin!"). An episode right after one that asks something gets part of that question's
+  score, one way only.
 - Dates in the query: "What did Tim read on 8 December, 2023?" is about what happened then, and
   no word of the answer says so; a memory that became valid in the named period (or up to
   PERIOD_AFTER_DAYS later, when it was told) is preferred. A boost, not a filter: a wrong date
@@ -49,6 +53,7 @@ RELEVANCE = {
     "time": 0.3,        # a "when" question and a memory that carries a time reference
     "period": 0.7,      # the query names a date, month or year and the memory became valid then
     "key": 0.5,         # the query asks about the attribute the memory is filed under (keyroute.py)
+    "answer": 0.35,     # the episode just before asks a question: credit from that question's match
 }
 # Events are told about at or after they happen ("yesterday I went ..."): a memory that became
 # valid up to this many days after a period the query names still counts, decreasingly.
@@ -74,6 +79,7 @@ WITH scope AS MATERIALIZED (
            extract(epoch FROM m.valid_from)::float8 / 86400 AS valid_from_days,
            m.importance, m.confidence,
            m.source_kind, m.key, e.session_id, e.seq, e.speaker, m.memory_type = 'episodic' AS is_episode,
+           strpos(m.statement, '?') > 0 AS asks,
            length(m.search_vector)::float8 AS dl
     FROM memoryapp_memory m
     -- A memory's source event belongs to its subject: saying so lets the join read only that
@@ -115,7 +121,8 @@ SELECT s.id, s.sim, coalesce(bm25.score, 0) AS bm25, s.session_id, s.seq, s.spea
        -- A memory nobody said (an explicit fact) names the person the match left out instead.
        CASE WHEN coalesce(s.speaker, '') = '' AND %(named)s::text IS NOT NULL THEN coalesce(
            tsvector_to_array(s.search_vector) && (SELECT array_agg(lexeme) FROM unnest(to_tsvector('english', %(named)s))),
-           false) ELSE false END AS names_them
+           false) ELSE false END AS names_them,
+       s.asks
 FROM scope s LEFT JOIN bm25 ON bm25.id = s.id
 ORDER BY s.sim + coalesce(bm25.score, 0) / 10 DESC, s.id
 LIMIT %(pool)s
@@ -143,6 +150,8 @@ class Signals:
     is_episode: np.ndarray | None = None  # an event's episodic memory (the passage is built from these)
     names_them: np.ndarray | None = None  # no speaker, but names a person the match left out (search_terms)
     valid_from_days: np.ndarray | None = None  # when each became valid, in days since the Unix epoch
+    asks: np.ndarray | None = None  # its text asks something (holds a "?")
+    answers: tuple | None = None  # (answer, question) index pairs, computed on first use
 
 
 def _vector_literal(vector: np.ndarray) -> str:
@@ -172,7 +181,7 @@ def search_signals(*, tenant: Tenant, subject_id: int | None = None, subject_ref
     sql = _SQL.replace("{subject}", "%(subject)s" if subject_id is not None else _SUBJECT_BY_REF)
     rows = tenant_activate_and_query(tenant=tenant, sql=sql.replace("{extra}", extra_sql), params=params)
     # One pass over the rows to turn them into columns: a k=50 search reads ~700 rows.
-    cols = list(zip(*rows)) if rows else [()] * 14
+    cols = list(zip(*rows)) if rows else [()] * 15
     valid_from_days = np.array(cols[7], dtype=float)
     sig = Signals(
         ids=list(cols[0]),
@@ -191,6 +200,7 @@ def search_signals(*, tenant: Tenant, subject_id: int | None = None, subject_ref
         key=[v or "" for v in cols[12]],
         valid_from_days=valid_from_days,
         names_them=np.array(cols[13], dtype=bool),
+        asks=np.array(cols[14], dtype=bool),
     )
     sig.ctx_sim = passage_similarity(sig)
     return sig
@@ -286,6 +296,31 @@ def _neighbour_best(base: np.ndarray, sig: Signals, window: int = 1, decay: floa
     return out
 
 
+def answer_pairs(sig: Signals) -> tuple[np.ndarray, np.ndarray]:
+    """(i, j): episode j asks something and is the event right before episode i in its session."""
+    if sig.asks is None or sig.is_episode is None or not sig.asks.any():
+        return np.array([], dtype=int), np.array([], dtype=int)
+    asking = {(sig.session[j], sig.seq[j]): j for j in np.flatnonzero(sig.asks & sig.is_episode)
+              if sig.seq[j] is not None}
+    answers, questions = [], []
+    for i in np.flatnonzero(sig.is_episode):
+        j = asking.get((sig.session[i], sig.seq[i] - 1)) if sig.seq[i] is not None else None
+        if j is not None:
+            answers.append(i)
+            questions.append(j)
+    return np.array(answers, dtype=int), np.array(questions, dtype=int)
+
+
+def _answer_credit(base: np.ndarray, sig: Signals) -> np.ndarray:
+    """Per episode, the score of the question asked just before it (0 when none was)."""
+    if sig.answers is None:
+        sig.answers = answer_pairs(sig)
+    answers, questions = sig.answers
+    out = np.zeros_like(base)
+    out[answers] = base[questions]
+    return out
+
+
 def relevance_scores(sig: Signals, info: QueryInfo, weights: dict | None = None) -> tuple[np.ndarray, dict]:
     """Fused relevance in [0, 1] per memory, and the components (for score_details)."""
     w = RELEVANCE if weights is None else weights
@@ -309,8 +344,12 @@ def relevance_scores(sig: Signals, info: QueryInfo, weights: dict | None = None)
     routed = dict(info.keys)
     keyed = (np.array([key_weight(k, routed) for k in sig.key], dtype=float)
              if routed and sig.key is not None and w.get("key") else None)
+    answer = _answer_credit(base, sig) if w.get("answer") else np.zeros_like(base)
+    # Like the key and period boosts below, the answer credit joins the normalisation only when
+    # some memory in scope gets it, so a subject whose events ask nothing scores as before.
+    answer_weight = w.get("answer", 0) if answer.any() else 0
     total = (base + w.get("neighbour", 0) * neighbour + w.get("speaker", 0) * speaker
-             + w.get("time", 0) * timely)
+             + w.get("time", 0) * timely + answer_weight * answer)
     if keyed is not None:
         total = total + w["key"] * keyed
     # Like the key boost, the period joins the normalisation only when the query names one that
@@ -320,9 +359,9 @@ def relevance_scores(sig: Signals, info: QueryInfo, weights: dict | None = None)
         dated = None
     if dated is not None:
         total = total + w["period"] * dated
-    norm = w["dense"] + w["text"] + w.get("neighbour", 0) * (w["dense"] + w["text"]) + w.get("speaker", 0) \
-        + w.get("time", 0) + (w["key"] if keyed is not None else 0) + (w["period"] if dated is not None else 0)
-    return total / norm, {"dense": dense, "text": text, "neighbour": neighbour}
+    norm = w["dense"] + w["text"] + (w.get("neighbour", 0) + answer_weight) * (w["dense"] + w["text"]) \
+        + w.get("speaker", 0) + w.get("time", 0) + (w["key"] if keyed is not None else 0) + (w["period"] if dated is not None else 0)
+    return total / norm, {"dense": dense, "text": text, "neighbour": neighbour, "answer": answer}
 
 
 def search_terms(*, tenant: Tenant, subject_ref: str, query: str,

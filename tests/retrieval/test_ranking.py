@@ -184,3 +184,42 @@ def test_superseded_neighbour_gives_no_credit_for_current_queries(tenant_a, acto
     assert memories[0].pk not in [h.memory.pk for h in hits]
     view = next(h for h in hits if h.memory.pk == memories[1].pk)
     assert view.details["neighbour"] == 0
+
+
+def test_an_episode_after_a_question_gets_that_questions_match_one_way_only():
+    # 1 asks what the query asks; 0 and 2 are its neighbours, equally weak on their own; 2 replies.
+    sig = signals(sims=[0.3, 0.9, 0.3, 0.3], bm25=[0.0, 4.0, 0.0, 0.0], seqs=[1, 2, 3, 4])
+    sig.is_episode = np.array([True, True, True, True])
+    sig.asks = np.array([False, True, False, False])
+    scores, parts = relevance_scores(sig, query_understand("x"))
+    base = RELEVANCE["dense"] * parts["dense"] + RELEVANCE["text"] * parts["text"]
+    assert parts["answer"][2] == pytest.approx(base[1]) and parts["answer"][[0, 1, 3]].tolist() == [0, 0, 0]
+    assert scores[2] > scores[0]
+    without, _ = relevance_scores(sig, query_understand("x"), {**RELEVANCE, "answer": 0})
+    assert without[2] == pytest.approx(without[0])
+    # A statement is no question: its successor gets nothing; nor across sessions or from a fact.
+    sig.asks, sig.answers = np.array([False] * 4), None
+    assert not relevance_scores(sig, query_understand("x"))[1]["answer"].any()
+    other = signals(sims=[0.9, 0.3, 0.9, 0.3], bm25=[4.0, 0.0, 4.0, 0.0], seqs=[1, 2, 5, 6], sessions=["a", "b", "a", "a"])
+    other.is_episode, other.asks = np.array([True, True, False, True]), np.array([True, False, True, False])
+    assert relevance_scores(other, query_understand("x"))[1]["answer"].tolist() == [0, 0, 0, 0]
+
+
+def test_the_reply_to_a_question_like_the_query_is_found_though_it_shares_no_word(tenant_a, actor, monkeypatch):
+    turns = [
+        ("Tim", "I've been learning so much at school lately, it keeps me busy."),
+        ("John", "Learning an instrument is really cool. Which instrument are you learning?"),
+        ("Tim", "The violin! Mostly classical pieces so far, and some jazz."),
+        ("John", "Nice. I went to a game with my brother last week."),
+    ]
+    memories = conversation(tenant_a, "chat", actor, turns)
+    conversation(tenant_a, "chat", actor, [("John", "I'm learning to cook pasta."), ("Tim", "Cooking is fun.")],
+                 session="s2", start=T0 + timedelta(days=3))
+
+    def rank(of):
+        hits = memory_search(tenant=tenant_a, subject_ref="chat", query="Which instrument is Tim learning?", k=10)
+        return [h.memory.pk for h in hits].index(of.pk)
+
+    assert rank(memories[2]) < rank(memories[0])
+    monkeypatch.setitem(RELEVANCE, "answer", 0)
+    assert rank(memories[2]) > rank(memories[0])

@@ -19,7 +19,8 @@ What goes, per scope:
   their evidence and lineage links, their ids in read-audit rows, idempotency records whose
   stored answer names them, the subject's export files (each one holds the forgotten memory)
   and their audit payloads. Source events stay, because other memories may cite them, except
-  the events of an episodic memory that nothing else cites: such an event is the memory.
+  the events of an episodic memory that nothing else cites: such an event is the memory (their
+  ids are kept in the job's params, so a rerun after the memories went still finds them).
 
 The receipt (the job's result) counts what was removed by kind and reports a verification that
 looks for what should be gone, by id and by content; it never holds the content itself.
@@ -311,6 +312,9 @@ def _erase_memories(*, tenant: Tenant, job: Job) -> tuple[dict, set, dict]:
                 "source_event_id", flat=True
             )
         )
+        # A rerun after the memory batches committed no longer finds those episodes, so their
+        # events are kept in the job's params by the first run (ids only, never content).
+        candidate_events |= {uuid.UUID(i) for i in (job.params or {}).get("event_ids", [])}
         cited_elsewhere = set(
             MemoryEvidence.objects.filter(tenant=tenant, event_id__in=candidate_events)
             .exclude(memory_id__in=ids).values_list("event_id", flat=True)
@@ -319,6 +323,9 @@ def _erase_memories(*, tenant: Tenant, job: Job) -> tuple[dict, set, dict]:
             .exclude(pk__in=ids).values_list("source_event_id", flat=True)
         )
         event_ids = sorted(candidate_events - cited_elsewhere)
+        if event_ids and (job.params or {}).get("event_ids") != [str(i) for i in event_ids]:
+            job.params = {**(job.params or {}), "event_ids": [str(i) for i in event_ids]}
+            Job.objects.filter(tenant=tenant, pk=job.pk).update(params=job.params)
         _capture(captured, Event.objects.filter(tenant=tenant, pk__in=event_ids).values_list("content", flat=True))
         subject_refs = set(
             Subject.objects.filter(tenant=tenant, pk__in={row[3] for row in doomed}).values_list(

@@ -8,6 +8,7 @@ from memoryapp.models import (
 )
 from memoryapp.services.audit import audit_verify
 from memoryapp.services.consolidation import consolidation_request
+from memoryapp.services import erasure
 from memoryapp.services.erasure import erasure_job_run
 from memoryapp.services.export import export_request
 from memoryapp.services.memories import memory_forget, subject_erase_request
@@ -242,6 +243,34 @@ def test_forgetting_an_episodic_memory_removes_the_event_only_it_cites(tenant_a,
     assert job.result["removed"]["events"] == 1 and job.result["verification"]["passed"]
     with as_tenant(tenant_a):
         assert list(Event.objects.values_list("pk", flat=True)) == [shared.pk]
+
+
+@pytest.mark.django_db
+def test_a_rerun_after_the_memories_went_still_removes_the_events_only_they_cited(tenant_a, actor, monkeypatch):
+    [only] = append(tenant_a, "alice", actor, ("e-1", "user", "The boathouse key hangs behind the fuse box."))
+    with as_tenant(tenant_a):
+        only = Event.objects.get(pk=only.pk)
+    episode = write(tenant_a, "alice", "The boathouse key hangs behind the fuse box.", actor,
+                    memory_type="episodic", source_kind="user", source_event=only)
+    job = memory_forget(tenant=tenant_a, memory=episode, actor=actor)
+
+    # The first run dies after its memory batches committed, before the events went.
+    def worker_lost(**kwargs):
+        raise RuntimeError("worker lost")
+
+    monkeypatch.setattr(erasure, "_audit_redact_ids", worker_lost)
+    with pytest.raises(RuntimeError):
+        erasure_job_run(tenant=tenant_a, job=job)
+    with as_tenant(tenant_a):
+        assert not Memory.objects.filter(pk=episode.pk).exists() and Event.objects.filter(pk=only.pk).exists()
+        job = Job.objects.get(pk=job.pk)  # as the retry reads it
+    monkeypatch.undo()
+
+    receipt = erasure_job_run(tenant=tenant_a, job=job)
+
+    assert receipt["removed"]["events"] == 1 and receipt["verification"]["passed"]
+    with as_tenant(tenant_a):
+        assert not Event.objects.filter(pk=only.pk).exists()
 
 
 @pytest.mark.django_db

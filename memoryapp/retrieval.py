@@ -79,7 +79,8 @@ WITH scope AS MATERIALIZED (
            extract(epoch FROM m.valid_from)::float8 / 86400 AS valid_from_days,
            m.importance, m.confidence,
            m.source_kind, m.key, e.session_id, e.seq, e.speaker, m.memory_type = 'episodic' AS is_episode,
-           strpos(m.statement, '?') > 0 AS asks,
+           -- asks something: a question mark ending a clause (not one inside a URL's query)
+           m.statement ~ '[?？؟]([[:space:]"'')]|$)' AS asks,
            length(m.search_vector)::float8 AS dl
     FROM memoryapp_memory m
     -- A memory's source event belongs to its subject: saying so lets the join read only that
@@ -150,7 +151,7 @@ class Signals:
     is_episode: np.ndarray | None = None  # an event's episodic memory (the passage is built from these)
     names_them: np.ndarray | None = None  # no speaker, but names a person the match left out (search_terms)
     valid_from_days: np.ndarray | None = None  # when each became valid, in days since the Unix epoch
-    asks: np.ndarray | None = None  # its text asks something (holds a "?")
+    asks: np.ndarray | None = None  # its text asks something (a "?" that ends a clause)
     answers: tuple | None = None  # (answer, question) index pairs, computed on first use
 
 
@@ -297,10 +298,11 @@ def _neighbour_best(base: np.ndarray, sig: Signals, window: int = 1, decay: floa
 
 
 def answer_pairs(sig: Signals) -> tuple[np.ndarray, np.ndarray]:
-    """(i, j): episode j asks something and is the event right before episode i in its session."""
+    """(i, j): episode j asks something and is the event right before episode i in its session.
+    An untrusted episode (a tool's or web page's text) lends nothing."""
     if sig.asks is None or sig.is_episode is None or not sig.asks.any():
         return np.array([], dtype=int), np.array([], dtype=int)
-    asking = {(sig.session[j], sig.seq[j]): j for j in np.flatnonzero(sig.asks & sig.is_episode)
+    asking = {(sig.session[j], sig.seq[j]): j for j in np.flatnonzero(sig.asks & sig.is_episode & ~sig.untrusted)
               if sig.seq[j] is not None}
     answers, questions = [], []
     for i in np.flatnonzero(sig.is_episode):
@@ -360,7 +362,8 @@ def relevance_scores(sig: Signals, info: QueryInfo, weights: dict | None = None)
     if dated is not None:
         total = total + w["period"] * dated
     norm = w["dense"] + w["text"] + (w.get("neighbour", 0) + answer_weight) * (w["dense"] + w["text"]) \
-        + w.get("speaker", 0) + w.get("time", 0) + (w["key"] if keyed is not None else 0) + (w["period"] if dated is not None else 0)
+        + w.get("speaker", 0) + w.get("time", 0) + (w["key"] if keyed is not None else 0) \
+        + (w["period"] if dated is not None else 0)
     return total / norm, {"dense": dense, "text": text, "neighbour": neighbour, "answer": answer}
 
 
@@ -430,8 +433,8 @@ def memory_search(
     order = np.argsort(-scores, kind="stable")
     if min_score is not None:
         # Scores compare within one query, not across queries: when a query routes to a key
-        # (keyroute.py) or names a date the boost joins the normalisation, so its other
-        # memories score lower.
+        # (keyroute.py), names a date, or some memory in scope replies to a question asked
+        # just before it, that boost joins the normalisation, so its other memories score lower.
         order = order[scores[order] >= min_score]
     order = order[:k].tolist()
     if not order:
@@ -446,7 +449,8 @@ def memory_search(
         details = {
             "vector_similarity": round(float(sig.sim[i]), 6), "text_score": round(float(sig.bm25[i]), 6),
             "dense": round(float(parts["dense"][i]), 6), "text": round(float(parts["text"][i]), 6),
-            "neighbour": round(float(parts["neighbour"][i]), 6), "relevance": round(float(relevance[i]), 6),
+            "neighbour": round(float(parts["neighbour"][i]), 6), "answer": round(float(parts["answer"][i]), 6),
+            "relevance": round(float(relevance[i]), 6),
             "recency": round(float(recency[i]), 6), "importance": memory.importance,
             "confidence": memory.confidence,
         }

@@ -108,17 +108,28 @@ def _bare(value: str) -> str:
 # "my partner is pregnant" names a partner and "call me at the store" a name.
 _CAP = r"(?-i:[A-Z])"
 _NAME = rf"{_CAP}[\w-]+(?: {_CAP}[\w-]+)?"
-_SUBJECTS = re.compile(r"\b(i|you|he|she|they|we|it|us|them|him|her|his|their|your|our)\b", re.I)
+_SUBJECT_PRONOUNS = re.compile(r"\b(i|you|he|she|they|we)\b", re.I)
 
 
 def _said_of_user(m) -> bool:
-    """A rule that accepts "... and became a nurse" speaks of the user only when the clause's
-    subject is "I": "so happy you followed your dreams and became an engineer" is about someone
-    else."""
+    """A rule that accepts "... and became a nurse" speaks of the user only when the last subject
+    pronoun before it is "I": "so happy you followed your dreams and became an engineer" is about
+    someone else, "I told her and became a nurse" is not."""
     if not m.group(0).lower().startswith("and"):
         return True
-    before = _SUBJECTS.findall(m.string[: m.start()])
+    before = _SUBJECT_PRONOUNS.findall(m.string[: m.start()])
     return bool(before) and before[-1].lower() == "i"
+
+
+def _has_name(value: str) -> bool:
+    """A capitalised word other than "I" ("downtown Seattle", "the Red Cross")."""
+    return re.search(r"(?:^|[\s(])(?-i:(?!I\b)[A-Z0-9])", value) is not None
+
+
+def _writes_in_capitals(text: str) -> bool:
+    """The writer capitalises at all: in "i moved to berlin" no capital can be asked for, nor in
+    a script without capitals ("東京")."""
+    return re.search(r"(?-i:[A-Z])", text) is not None
 
 
 # Each rule: (regex on the cleaned sentence, builder(match) -> Candidate | None).
@@ -164,9 +175,13 @@ def _home(m):
     city = _clean(m.group("v"))
     if not city or city.lower() in {"a house", "an apartment", "a flat", "here", "there", "it", "the city"}:
         return None
-    # A place is a name ("Graz") or a described one ("a village near Graz"): "I stay in shape"
-    # and "a safe home is key" are not homes.
-    if not city[:1].isupper() and city.split()[0].lower() not in {"a", "an", "the", "my", "our"}:
+    # A place is a name ("Graz", "downtown Seattle") or a described one ("a village near
+    # Graz"): "I stay in shape" and "a safe home is key" are not homes.
+    words = city.split()
+    if not words:  # only whitespace _clean leaves (a no-break space)
+        return None
+    described = words[0].lower() in {"a", "an", "the", "my", "our"}
+    if not described and not _has_name(city) and _writes_in_capitals(m.string) and re.search(r"[A-Za-z]", city):
         return None
     city = re.sub(r"^(?:the city of|the town of)\s+", "", city, flags=re.I)
     return _fact(user_key("home_city"), f"The user lives in {city}.", city)
@@ -227,22 +242,33 @@ _GROUPS = re.compile(
 )
 
 
+_EMPLOYER_NOUNS = re.compile(r"(?i)\b(?:company|firm|startup|agency|hospital|lab|clinic|bank|school|university)$")
+
+
 def _employer(m):
     org = _clean(m.group("v"))
     if not org or org.lower() in {"home", "a company", "myself", "it", "that"} or re.match(r"(?i)home\b", org):
         return None
     if not _said_of_user(m):
         return None
-    # "I joined Globex" is a new employer; "I joined a gym / a writers group / in" is not: after
-    # "joined", only a proper name that is not a club or group.
-    if re.search(r"(?i)\bjoined\b", m.group(0)) and (not org[:1].isupper() or _GROUPS.search(org)):
+    return _fact(user_key("employer"), f"The user works at {org}.", org)
+
+
+def _joined(m):
+    """"I joined Globex" is a new employer; "I joined a gym / a writers group / in" is not.
+    After "joined", only a named organisation that is not a club or group ("the Red Cross",
+    "Google's cloud team" -> Google), or an employer by its kind ("a law firm")."""
+    org = re.sub(r"['’]s\b.*$", "", _clean(m.group("v")))
+    named = _has_name(org) or not _writes_in_capitals(m.string)
+    if not org or _GROUPS.search(org) or not (named or _EMPLOYER_NOUNS.search(org)):
         return None
     return _fact(user_key("employer"), f"The user works at {org}.", org)
 
 
 rule(rf"\b(?:i|and) (?:now |currently |still |actually )?work (?:at|for)\s+{_VALUE}{_END}")(_employer)
 rule(rf"\bi'?m (?:now |currently )?(?:working|employed) (?:at|for|by)\s+{_VALUE}{_END}")(_employer)
-rule(rf"\bi (?:have |'ve )?(?:just |recently )?(?:joined|started at|started working at|started working for|got hired (?:at|by)|was hired (?:at|by)|moved to work at)\s+{_VALUE}{_END}")(_employer)
+rule(rf"\bi (?:have |'ve )?(?:just |recently )?(?:started at|started working at|started working for|got hired (?:at|by)|was hired (?:at|by)|moved to work at)\s+{_VALUE}{_END}")(_employer)
+rule(rf"\bi (?:have |'ve )?(?:just |recently )?joined\s+{_VALUE}{_END}")(_joined)
 rule(rf"\bmy (?:employer|company|new employer|workplace|new company) is (?:now )?{_VALUE}{_END}")(_employer)
 
 def _work_city(m):
@@ -290,7 +316,8 @@ def _partner2(m):
     return _fact(user_key("partner"), f"The user's partner is {m.group('v')}.", m.group("v"))
 
 
-_CAR_WORDS = (r"car|suv|truck|van|hatchback|sedan|convertible|tesla|volvo|toyota|honda|bmw|audi|ford|mini|fiat|kia|"
+_CAR_WORDS = (r"car|suv|truck|van|minivan|pickup|motorbike|motorcycle|scooter|hybrid|wagon|coupe|camper|ev|"
+              r"electric one|hatchback|sedan|convertible|tesla|volvo|toyota|honda|bmw|audi|ford|mini|fiat|kia|"
               r"jeep|prius|golf|polo|civic|corolla|model \w+|mazda|subaru|skoda|nissan|hyundai|peugeot|renault|"
               r"volkswagen|vw|mercedes|porsche|lexus|chevrolet|chevy|jaguar|land rover|range rover|dacia|citroen|opel")
 _CAR_WORD = re.compile(rf"(?i)\b(?:{_CAR_WORDS})\b")
@@ -301,7 +328,7 @@ def _car(m):
     if not car or _bare(car).lower() in {"car", "lot", "bit", "new car"} or not _said_of_user(m):
         return None
     # A car is a make or model, or a described vehicle: "my ride is the best" names none.
-    if not _CAR_WORD.search(car) and not re.search(r"(?-i:[A-Z0-9])", _bare(car)):
+    if not _CAR_WORD.search(car) and not _has_name(_bare(car)):
         return None
     return _fact(user_key("car"), f"The user drives {_with_article(_bare(car))}.", _bare(car))
 
@@ -435,22 +462,45 @@ def _hobby(m):
 
 
 # A plan keeps its time qualifier ("next spring"), so it runs to the end of the sentence.
-@rule(r"\bi(?:'m| am)? (?P<verb>planning|plan|intend|intending|hoping|going|aiming|saving up|scheduled) (?P<to>on |to )?(?P<v>[^.;!?\n]{2,120})")
+_NOT_PLANNED = re.compile(r"(?i)(?:go|be|have|do|get|sleep|eat|bed|head|need)\b"
+                          r"(?!.*\b(?:next|in \d{4}|this (?:summer|winter|spring|autumn|fall|year)))")
+_NOUN_PHRASE = re.compile(r"(?i)(?:an?|the|my|our|some)\s")
+
+
+def _plan_statement(verb: str, to: str, value: str) -> str | None:
+    """The plan as a sentence about the user, or None when the words are no plan."""
+    if _NOUN_PHRASE.match(value):
+        head = _bare(value).split()[0].lower() if _bare(value).split() else ""
+        if head in {"few", "lot", "bit"}:  # "planning a few", "going to a lot of trouble"
+            return None
+        value = re.sub(r"(?i)^(?:my|our)\s", "their ", value)
+        if to == "":
+            # Only "plan" takes its plan as an object ("I'm planning a trip"); "I'm going
+            # through a hard time" and "I'm hoping we can" are no plans.
+            return f"The user plans {value}." if verb.startswith("plan") else None
+        if to == "for":  # "saving up for a house", "aiming for a promotion"; not "going for my dreams"
+            return f"The user is {verb} for {value}." if verb in {"saving up", "aiming", "scheduled"} else None
+        if verb == "going":  # "I'm going to a conference", "going on a trip"
+            return f"The user plans to go {to} {value}."
+        return f"The user plans {value}." if verb.startswith("plan") else f"The user plans to {to} {value}."
+    if to == "":
+        return None
+    if verb == "going" and to == "to" and re.match(r"(?-i:[A-Z])", value):  # "I'm going to Rome next spring"
+        return f"The user plans to go to {value}."
+    if to == "for":  # "scheduled for surgery next month"
+        return f"The user is {verb} for {value}." if verb in {"saving up", "aiming", "scheduled"} else None
+    return f"The user plans to {value}."
+
+
+# A plan keeps its time qualifier ("next spring"), so it runs to the end of the sentence.
+@rule(r"\bi(?:'m| am)? (?P<verb>planning|plan|intend|intending|hoping|going|aiming|saving up|scheduled) (?:(?P<to>on|to|for) )?(?P<v>[^.;!?\n]{2,120})")
 def _plan(m):
     value = _clean(m.group("v"))
-    if not value or len(value.split()) < 2 or re.match(r"(?i)(?:go|be|have|do|get|sleep|eat|bed|head|need)\b(?!.*\b(?:next|in \d{4}|this (?:summer|winter|spring|autumn|fall|year)))", value):
+    if not value or len(value.split()) < 2 or _NOT_PLANNED.match(value):
         return None
-    to, noun_phrase = m.group("to"), bool(re.match(r"(?i)(?:an?|the|my|our|some)\s", value))
-    if to is None:
-        # Only "plan" takes its plan as an object ("I'm planning a trip"); "I'm going through
-        # a hard time" and "I'm hoping we can" are no plans.
-        if not m.group("verb").lower().startswith("plan") or not noun_phrase or _bare(value).lower() in {"few", "lot", "bit"}:
-            return None
-        statement = f"The user plans {value}."
-    elif to == "to " and noun_phrase:
-        statement = f"The user plans to go to {value}."  # "I'm going to a conference"
-    else:
-        statement = f"The user plans to {value}."
+    statement = _plan_statement(m.group("verb").lower(), (m.group("to") or "").lower(), value)
+    if statement is None:
+        return None
     return Candidate(statement=statement, kind="plan", key="", value=value, confidence=0.75, importance=0.6)
 
 

@@ -4,12 +4,17 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pytest
+from django.db import transaction
 
+from memoryapp import embeddings
 from memoryapp.query import query_understand
 from memoryapp.models import Memory
-from memoryapp.retrieval import PASSAGE_SCALE, RELEVANCE, Signals, memory_search, passage_similarity, relevance_scores
+from memoryapp.retrieval import (
+    PASSAGE_SCALE, RELEVANCE, Signals, memory_search, passage_similarity, relevance_scores, search_signals,
+)
 from memoryapp.services.events import EventInput, event_append
 from memoryapp.services.memories import MemoryDraft, memory_write
+from memoryapp.tenancy import tenant_activate
 
 pytestmark = pytest.mark.django_db
 
@@ -197,9 +202,17 @@ def test_an_episode_after_a_question_gets_that_questions_match_one_way_only():
     assert scores[2] > scores[0]
     without, _ = relevance_scores(sig, query_understand("x"), {**RELEVANCE, "answer": 0})
     assert without[2] == pytest.approx(without[0])
-    # A statement is no question: its successor gets nothing; nor across sessions or from a fact.
+    # A statement is no question: its successor gets nothing, and then the scale is the old one.
     sig.asks, sig.answers = np.array([False] * 4), None
+    scores, parts = relevance_scores(sig, query_understand("x"))
+    assert not parts["answer"].any()
+    assert scores == pytest.approx(relevance_scores(sig, query_understand("x"), {**RELEVANCE, "answer": 0})[0])
+    # Nor does an untrusted question lend anything (a web page's text), nor a reply's fact get it.
+    sig.asks, sig.untrusted, sig.answers = np.array([False, True, False, False]), np.array([False, True, False, False]), None
     assert not relevance_scores(sig, query_understand("x"))[1]["answer"].any()
+    sig.untrusted, sig.is_episode, sig.answers = np.zeros(4, bool), np.array([True, True, False, True]), None
+    assert not relevance_scores(sig, query_understand("x"))[1]["answer"].any()
+    # ... nor across sessions, nor from a fact that asks.
     other = signals(sims=[0.9, 0.3, 0.9, 0.3], bm25=[4.0, 0.0, 4.0, 0.0], seqs=[1, 2, 5, 6], sessions=["a", "b", "a", "a"])
     other.is_episode, other.asks = np.array([True, True, False, True]), np.array([True, False, True, False])
     assert relevance_scores(other, query_understand("x"))[1]["answer"].tolist() == [0, 0, 0, 0]
@@ -223,3 +236,21 @@ def test_the_reply_to_a_question_like_the_query_is_found_though_it_shares_no_wor
     assert rank(memories[2]) < rank(memories[0])
     monkeypatch.setitem(RELEVANCE, "answer", 0)
     assert rank(memories[2]) > rank(memories[0])
+
+
+@pytest.mark.parametrize("text, asks", [
+    ("Which instrument are you learning?", True),
+    ("Really? Anyway, I adopted a cat.", True),
+    ('She asked "why?" and left.', True),
+    ("Which one？", True),
+    ("Watch https://video.example/watch?v=abc123 tonight.", False),
+    ("I adopted a cat.", False),
+])
+def test_a_memory_asks_something_when_a_question_mark_ends_a_clause(tenant_a, actor, text, asks):
+    memory = write(tenant_a, "alice", text, actor).memory
+    with transaction.atomic():
+        tenant_activate(tenant=tenant_a)
+        now = datetime.now(timezone.utc)
+        sig = search_signals(tenant=tenant_a, subject_ref="alice", query="x", query_embedding=embeddings.embed_text("x"),
+                             as_of=now, now=now, statuses=[Memory.Status.ACTIVE], include_superseded=False)
+    assert sig.ids == [memory.pk] and bool(sig.asks[0]) is asks

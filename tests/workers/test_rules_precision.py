@@ -50,6 +50,21 @@ CASES = {
     "I'm planning a trip to the East Coast.": ["The user plans a trip to the East Coast."],
     "I'm going to a book conference next month.": ["The user plans to go to a book conference next month."],
     "I'm planning to get out in nature again next month.": ["The user plans to get out in nature again next month."],
+    # ... and the facts those checks must not lose
+    "I live in \xa0.": [],  # only a whitespace _clean leaves: nothing, and no crash
+    "I joined the Red Cross.": ["Employer / company: The user works at the Red Cross."],
+    "I joined Google's cloud team.": ["Employer / company: The user works at Google."],
+    "I joined a law firm last month.": ["Employer / company: The user works at a law firm."],
+    "I told her and became a nurse.": ["Job / profession: The user works as a nurse."],
+    "I live in downtown Seattle.": ["Home city: The user lives in downtown Seattle."],
+    "i moved to berlin": ["Home city: The user lives in berlin."],  # no capitals to ask for
+    "I drive a minivan.": ["Car: The user drives a minivan."],
+    "I'm planning on a trip to Japan.": ["The user plans a trip to Japan."],
+    "I'm going to Rome next spring.": ["The user plans to go to Rome next spring."],
+    "I'm going to visit Rome next spring.": ["The user plans to visit Rome next spring."],
+    "I'm planning my wedding for June.": ["The user plans their wedding for June."],
+    "I'm saving up for a house.": ["The user is saving up for a house."],
+    "I'm planning a lot of stuff.": [],
 }
 
 

@@ -482,7 +482,8 @@ def _plan_statement(verb: str, to: str, value: str) -> str | None:
             return f"The user is {verb} for {value}." if verb in {"saving up", "aiming", "scheduled"} else None
         if verb == "going":  # "I'm going to a conference", "going on a trip"
             return f"The user plans to go {to} {value}."
-        return f"The user plans {value}." if verb.startswith("plan") else f"The user plans to {to} {value}."
+        # "planning on a trip"; "hoping to a ..." or "intend on the ..." reads as no plan
+        return f"The user plans {value}." if verb.startswith("plan") else None
     if to == "":
         return None
     if verb == "going" and to == "to" and re.match(r"(?-i:[A-Z])", value):  # "I'm going to Rome next spring"

@@ -65,6 +65,7 @@ CASES = {
     "I'm planning my wedding for June.": ["The user plans their wedding for June."],
     "I'm saving up for a house.": ["The user is saving up for a house."],
     "I'm planning a lot of stuff.": [],
+    "I'm hoping to a better year.": [],
 }
 
 

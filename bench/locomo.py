@@ -242,7 +242,7 @@ def tune(convs, signals, evmap) -> None:
         "speaker": [0.2, 0.3],
         "time": [0.2, 0.3],
         "period": [0.7],
-        "answer": [0.25, 0.35, 0.45],
+        "answer": [0.35],
     }
     results = []
     for values in itertools.product(*grid.values()):

@@ -298,19 +298,21 @@ def _neighbour_best(base: np.ndarray, sig: Signals, window: int = 1, decay: floa
 
 
 def answer_pairs(sig: Signals) -> tuple[np.ndarray, np.ndarray]:
-    """(i, j): episode j asks something and is the event right before episode i in its session.
-    An untrusted episode (a tool's or web page's text) lends nothing."""
+    """(i, j): episode j asks something and is the event right before episode i in its session,
+    taken from the neighbour pairs (distance 1, j earlier). An untrusted episode (a tool's or web
+    page's text) lends nothing."""
+    none = np.array([], dtype=int)
     if sig.asks is None or sig.is_episode is None or not sig.asks.any():
-        return np.array([], dtype=int), np.array([], dtype=int)
-    asking = {(sig.session[j], sig.seq[j]): j for j in np.flatnonzero(sig.asks & sig.is_episode & ~sig.untrusted)
-              if sig.seq[j] is not None}
-    answers, questions = [], []
-    for i in np.flatnonzero(sig.is_episode):
-        j = asking.get((sig.session[i], sig.seq[i] - 1)) if sig.seq[i] is not None else None
-        if j is not None:
-            answers.append(i)
-            questions.append(j)
-    return np.array(answers, dtype=int), np.array(questions, dtype=int)
+        return none, none
+    if sig.pairs is None:
+        sig.pairs = neighbour_pairs(sig)
+    left, right, dist = sig.pairs
+    if not len(left):
+        return none, none
+    seq = np.array([-1 if v is None else v for v in sig.seq])  # pairs only join memories that have one
+    lends = sig.asks & sig.is_episode & ~sig.untrusted
+    keep = (dist == 1) & (seq[right] < seq[left]) & sig.is_episode[left] & lends[right]
+    return left[keep], right[keep]
 
 
 def _answer_credit(base: np.ndarray, sig: Signals) -> np.ndarray:

@@ -467,6 +467,35 @@ _NOT_PLANNED = re.compile(r"(?i)(?:go|be|have|do|get|sleep|eat|bed|head|need)\b"
 _NOUN_PHRASE = re.compile(r"(?i)(?:an?|the|my|our|some)\s")
 
 
+_FOR_VERBS = {"saving up", "aiming", "scheduled"}
+
+
+def _plan_statement(verb: str, to: str, value: str) -> str | None:
+    """The plan as a sentence about the user, or None when the words are no plan. `to` is the
+    word after the verb ("to", "on", "for" or "")."""
+    noun_phrase = _NOUN_PHRASE.match(value) is not None
+    if noun_phrase:
+        if (_bare(value).split() or [""])[0].lower() in {"few", "lot", "bit"}:  # "planning a few"
+            return None
+        value = re.sub(r"(?i)^(?:my|our)\s", "their ", value)
+    if to == "for":  # "saving up for a house"; not "going for my dreams"
+        return f"The user is {verb} for {value}." if verb in _FOR_VERBS else None
+    if verb == "going" and to in ("to", "on") and (noun_phrase or re.match(r"(?-i:[A-Z])", value)):
+        return f"The user plans to go {to} {value}."  # "going to a conference / on a trip / to Rome"
+    if verb.startswith("plan") and noun_phrase:  # "planning a trip", "planning on a trip"
+        return f"The user plans {value}."
+    if to and not noun_phrase:  # "planning to move", "going to visit Rome"
+        return f"The user plans to {value}."
+    # "going through a hard time", "hoping we can", "hoping to a better year"
+    return None
+
+
+# A plan keeps its time qualifier ("next spring"), so it runs to the end of the sentence.
+_NOT_PLANNED = re.compile(r"(?i)(?:go|be|have|do|get|sleep|eat|bed|head|need)\b"
+                          r"(?!.*\b(?:next|in \d{4}|this (?:summer|winter|spring|autumn|fall|year)))")
+_NOUN_PHRASE = re.compile(r"(?i)(?:an?|the|my|our|some)\s")
+
+
 def _plan_statement(verb: str, to: str, value: str) -> str | None:
     """The plan as a sentence about the user, or None when the words are no plan."""
     if _NOUN_PHRASE.match(value):

@@ -3,11 +3,10 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from datetime import datetime, timezone as dt_timezone
-
 from rest_framework import serializers
 
 from memoryapp.models import Event, Memory, SourceKind
+from memoryapp.timebounds import MAX_TIME, MIN_TIME, utc_offset_problem
 
 MAX_CONTENT = 32_000
 MAX_QUERY = 4_000
@@ -18,9 +17,6 @@ MAX_NAMESPACE_DEPTH = 8
 MAX_METADATA_BYTES = 16_384
 MAX_METADATA_DEPTH = 5
 NAMESPACE_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-# The earliest and latest times we accept: beyond them a timezone shift can overflow.
-MIN_TIME = datetime(1900, 1, 1, tzinfo=dt_timezone.utc)
-MAX_TIME = datetime(2200, 1, 1, tzinfo=dt_timezone.utc)
 
 
 class StrictSerializer(serializers.Serializer):
@@ -45,6 +41,13 @@ class StrictCharField(serializers.CharField):
 
 class TimeField(serializers.DateTimeField):
     """ISO 8601; a time without an offset is taken as UTC."""
+
+    def enforce_timezone(self, value):
+        # Checked here, on the time as sent: DRF converts it to UTC next, losing its offset.
+        problem = utc_offset_problem(value)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return super().enforce_timezone(value)
 
     def to_internal_value(self, value):
         try:
@@ -116,8 +119,30 @@ class NamespaceField(StrictCharField):
         return value
 
 
+class EventMetadataField(MetadataField):
+    """An event's metadata is free, except its "namespace": the worker files the memories drawn
+    from the event under it, so it obeys a memory's namespace rules, checked here rather than
+    found wrong by the worker later."""
+
+    def to_internal_value(self, data):
+        data = super().to_internal_value(data)
+        if "namespace" in data:
+            try:
+                namespace = NamespaceField().run_validation(data["namespace"])
+            except serializers.ValidationError as exc:
+                raise serializers.ValidationError({"namespace": exc.detail}) from None
+            data = {**data, "namespace": namespace}
+        return data
+
+
 def text(max_length: int, **kwargs) -> serializers.CharField:
     return StrictCharField(max_length=max_length, trim_whitespace=False, **kwargs)
+
+
+def not_only_whitespace(value: str) -> None:
+    # Statements keep their whitespace as sent (trim_whitespace=False), so "   " would pass as text.
+    if not value.strip():
+        raise serializers.ValidationError("Must contain more than whitespace.")
 
 
 class EventIn(StrictSerializer):
@@ -128,7 +153,7 @@ class EventIn(StrictSerializer):
     occurred_at = TimeField(required=False)
     session_id = text(MAX_ID, required=False, allow_blank=True)
     speaker = text(MAX_ID, required=False, allow_blank=True)
-    metadata = MetadataField(required=False)
+    metadata = EventMetadataField(required=False)
 
 
 class EventBatchIn(StrictSerializer):
@@ -136,7 +161,7 @@ class EventBatchIn(StrictSerializer):
 
 
 class MemoryIn(StrictSerializer):
-    statement = text(MAX_CONTENT)
+    statement = text(MAX_CONTENT, validators=[not_only_whitespace])
     memory_type = serializers.ChoiceField(choices=Memory.Type.choices, default=Memory.Type.SEMANTIC)
     namespace = NamespaceField(required=False, default="")
     source = serializers.ChoiceField(choices=SourceKind.choices, default=SourceKind.USER_EXPLICIT)
@@ -151,7 +176,7 @@ class MemoryIn(StrictSerializer):
 
 
 class MemoryCorrectionIn(StrictSerializer):
-    statement = text(MAX_CONTENT, required=False)
+    statement = text(MAX_CONTENT, required=False, validators=[not_only_whitespace])
     memory_type = serializers.ChoiceField(choices=Memory.Type.choices, required=False)
     namespace = NamespaceField(required=False)
     source = serializers.ChoiceField(choices=SourceKind.choices, required=False)

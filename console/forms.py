@@ -1,6 +1,18 @@
 from django import forms
 
 from memoryapp.models import Job, Memory, SourceKind
+from memoryapp.timebounds import utc_offset_problem
+
+
+class TimeFilterField(forms.DateTimeField):
+    """A time typed or pasted with an offset keeps it: held to the API's rule for offsets, so one
+    PostgreSQL cannot store is a form error and not a 500."""
+
+    def to_python(self, value):
+        parsed = super().to_python(value)
+        if parsed is not None and (problem := utc_offset_problem(parsed)):
+            raise forms.ValidationError(problem, code="invalid")
+        return parsed
 
 
 class MemoryFilterForm(forms.Form):
@@ -34,8 +46,8 @@ class AuditFilterForm(forms.Form):
     actor = forms.CharField(required=False, max_length=200)
     action = forms.CharField(required=False, max_length=50)
     subject = forms.CharField(required=False, max_length=200)
-    since = forms.DateTimeField(required=False, widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
-    until = forms.DateTimeField(required=False, widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+    since = TimeFilterField(required=False, widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+    until = TimeFilterField(required=False, widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
 
     def clean(self):
         data = super().clean()

@@ -1,5 +1,9 @@
 """Gunicorn settings for the web process (used by runservice, docker-compose and bench/api_load.py)."""
+import http
+import json
 import os
+
+import gunicorn.util
 
 worker_class = "gthread"
 threads = int(os.environ.get("GUNICORN_THREADS", "4"))
@@ -18,3 +22,32 @@ def post_worker_init(worker):
 
     embeddings.warm_up()
     keyroute.warm_up()  # the key descriptions' vectors, so the first search does not embed them
+
+
+# Gunicorn answers a request it cannot parse (a request line over limit_request_line, a bad header)
+# itself, before Django sees it, with an HTML page. The API promises JSON errors only, so its
+# error writer is replaced here; workers look it up as `util.write_error` at call time.
+_GUNICORN_ERROR_CODES = {
+    400: "bad_request", 403: "forbidden", 414: "uri_too_long", 417: "expectation_failed",
+    431: "headers_too_large", 500: "internal_error", 501: "not_implemented",
+}
+
+
+def write_json_error(sock, status_int, reason, mesg):
+    # Imported here, in the worker, where Django is already set up; the master never needs it.
+    from api.errors import error_body
+
+    code = _GUNICORN_ERROR_CODES.get(status_int, "bad_request")
+    body = json.dumps(error_body(code, mesg or reason)).encode()
+    try:  # gunicorn's own reason stays "Bad Request" for some other statuses (500, 501)
+        phrase = http.HTTPStatus(status_int).phrase
+    except ValueError:
+        phrase = reason
+    head = (
+        f"HTTP/1.1 {status_int} {phrase}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
+    gunicorn.util.write_nonblock(sock, head.encode("latin-1") + body)
+
+
+gunicorn.util.write_error = write_json_error

@@ -21,8 +21,10 @@ from memoryapp.errors import ApplicationError
 
 logger = logging.getLogger("api.access")
 
-# Unreserved URL characters plus ':' and '@', which are safe in a path segment.
-SUBJECT_ID = re.compile(r"^[A-Za-z0-9._~:@-]{1,200}$")
+# Unreserved URL characters plus ':' and '@', which are safe in a path segment; but not "." or
+# "..", which clients and proxies resolve as path steps, so such a subject could not be reached.
+# (\Z, not $: "$" also matches before a final newline.)
+SUBJECT_ID = re.compile(r"^(?!\.\.?\Z)[A-Za-z0-9._~:@-]{1,200}\Z")
 
 
 class SubjectForbidden(ApplicationError):
@@ -79,7 +81,8 @@ class ApiView(APIView):
         if subject is not None:
             if not SUBJECT_ID.match(subject):
                 raise ApplicationError(
-                    "invalid_subject", "A subject id is 1-200 URL-safe characters (letters, digits, ._~:@-).",
+                    "invalid_subject",
+                    "A subject id is 1-200 URL-safe characters (letters, digits, ._~:@-), other than '.' and '..'.",
                     status=400,
                 )
             self.check_subject(request, subject)

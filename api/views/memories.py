@@ -13,6 +13,7 @@ from api.schemas import IDEMPOTENCY_KEY, HistoryOut, JobRefOut, MemoryOut, Memor
 from api.serializers import MemoryCorrectionIn, MemoryIn, MemoryListIn
 from api.views.base import ApiView
 from memoryapp.errors import ApplicationError
+from memoryapp.timebounds import MAX_TIME, MIN_TIME, utc_offset_problem
 from memoryapp.selectors.memories import memory_get, memory_history, memory_list
 from memoryapp.services.memories import MemoryDraft, memory_correct, memory_forget, memory_write
 from memoryapp.services.reads import read_audit_record
@@ -30,6 +31,9 @@ def cursor_decode(cursor: str) -> tuple[datetime, str]:
         recorded_at = datetime.fromisoformat(when)
         int(pk, 16)
         if len(pk) != 32 or recorded_at.tzinfo is None:
+            raise ValueError
+        # A forged cursor's time goes straight into the query: hold it to the rules of any time sent.
+        if utc_offset_problem(recorded_at) or not MIN_TIME <= recorded_at <= MAX_TIME:
             raise ValueError
         return recorded_at, pk
     except (ValueError, binascii.Error, UnicodeDecodeError):

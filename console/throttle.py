@@ -1,17 +1,30 @@
 """Login throttling: after MAX_FAILURES failed sign-ins for one username from one address within
-WINDOW seconds, that pair is refused until the window passes. Counted in the cache, so a
-restart forgives; the password hasher's cost still bounds guessing."""
+WINDOW seconds of the first, that pair is refused until the window passes.
+
+Counted in a database table (console.LoginFailure), not a per-process cache: with N web workers
+a cache count gave N times the attempts. A small table of our own rather than django-axes: the
+view keeps its own message and 429, no authentication backend or middleware changes, and no
+log of usernames and addresses is kept. Times come from the database's clock, which every
+process shares (clock_timestamp(), since now() is when the request's transaction began).
+These functions assume that transaction (ATOMIC_REQUESTS): it holds the row lock below."""
 import hashlib
 
-from django.core.cache import cache
+from django.db import connection
+
+from console.models import LoginFailure
 
 MAX_FAILURES = 5
 WINDOW = 300
+# Expired rows are swept a bounded batch at a time, by failed sign-ins, so the table holds about
+# one window's worth of failures without a scheduled job.
+SWEEP_BATCH = 500
+
+TABLE = LoginFailure._meta.db_table
+FRESH = f"{TABLE}.window_started_at > clock_timestamp() - make_interval(secs => %s)"
 
 
 def _key(username: str, ip: str) -> str:
-    digest = hashlib.sha256(f"{username.strip().lower()}|{ip}".encode()).hexdigest()
-    return f"console:login-failures:{digest}"
+    return hashlib.sha256(f"{username.strip().lower()}|{ip}".encode()).hexdigest()
 
 
 def client_ip(request) -> str:
@@ -21,18 +34,37 @@ def client_ip(request) -> str:
 
 
 def login_blocked(username: str, ip: str) -> bool:
-    return cache.get(_key(username, ip), 0) >= MAX_FAILURES
+    """Whether the pair has used up its failures. Also takes the pair's row lock until the
+    request's transaction ends, so concurrent attempts on one pair are judged one after another
+    and a burst cannot all pass this check before the first failure is counted."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""INSERT INTO {TABLE} (key, failures, window_started_at) VALUES (%s, 0, clock_timestamp())
+                ON CONFLICT (key) DO UPDATE SET
+                    failures = CASE WHEN {FRESH} THEN {TABLE}.failures ELSE 0 END,
+                    window_started_at = CASE WHEN {FRESH} THEN {TABLE}.window_started_at ELSE clock_timestamp() END
+                RETURNING failures""",
+            [_key(username, ip), WINDOW, WINDOW],
+        )
+        return cursor.fetchone()[0] >= MAX_FAILURES
 
 
 def login_failed(username: str, ip: str) -> None:
-    key = _key(username, ip)
-    if cache.add(key, 1, WINDOW):
-        return
-    try:
-        cache.incr(key)
-    except ValueError:  # expired between add() and incr()
-        cache.add(key, 1, WINDOW)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""INSERT INTO {TABLE} (key, failures, window_started_at) VALUES (%s, 1, clock_timestamp())
+                ON CONFLICT (key) DO UPDATE SET
+                    failures = CASE WHEN {FRESH} THEN {TABLE}.failures + 1 ELSE 1 END,
+                    window_started_at = CASE WHEN {FRESH} THEN {TABLE}.window_started_at ELSE clock_timestamp() END""",
+            [_key(username, ip), WINDOW, WINDOW],
+        )
+        # SKIP LOCKED: never wait on a row another sign-in is deciding about.
+        cursor.execute(
+            f"""DELETE FROM {TABLE} WHERE key IN (
+                    SELECT key FROM {TABLE} WHERE NOT ({FRESH}) LIMIT %s FOR UPDATE SKIP LOCKED)""",
+            [WINDOW, SWEEP_BATCH],
+        )
 
 
 def login_succeeded(username: str, ip: str) -> None:
-    cache.delete(_key(username, ip))
+    LoginFailure.objects.filter(key=_key(username, ip)).delete()

@@ -1,7 +1,10 @@
 """The person's own pages: sign-in, their memories, their data. Each view checks access
 (console_view), calls a selector or a service, and renders one page or one of its fragments."""
 import json
+import re
+from datetime import timedelta
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login, logout
 from django.contrib.auth.forms import AuthenticationForm
@@ -9,6 +12,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import push_url
 
@@ -24,6 +28,8 @@ from memoryapp.services.memories import memory_correct, memory_descendants, memo
 from memoryapp.services.signin import console_subject_user_get_or_create, signin_link_consume
 
 PAGE_SIZE = 25
+# What signin_link_create mints (secrets.token_urlsafe), with room for other lengths.
+LINK_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,200}")
 ERASURE_SESSION_KEY = "console_erasure"
 
 
@@ -75,16 +81,30 @@ def logout_view(request):
     return redirect("console:login")
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 def signin_link(request, token: str):
     """A tenant's backend handed this person a single-use link: it opens the console as the
-    owner of that subject, creating the account on first use."""
+    owner of that subject, creating the account on first use.
+
+    GET only shows a page with a button; the POST it sends (with the CSRF token) uses the link
+    up. Mail scanners that fetch every link in a message therefore cannot burn it, and another
+    site cannot quietly sign a visitor into an account of its choosing (login CSRF): a person
+    has to press the button on our page. The GET looks at the token's shape only, never the
+    database, so it neither uses a link up nor tells anybody whether a token exists."""
+    if not LINK_TOKEN.fullmatch(token):
+        return render(request, "console/link_invalid.html", status=410)
+    if request.method == "GET":
+        response = render(request, "console/link_continue.html", {"token": token})
+        response["Cache-Control"] = "no-store"
+        return response
     consumed = signin_link_consume(token)
     if consumed is None:
         return render(request, "console/link_invalid.html", status=410)
     tenant_id, subject_ref = consumed
     user = console_subject_user_get_or_create(tenant=Tenant.objects.get(pk=tenant_id), subject_ref=subject_ref)
     login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+    # An absolute end, not one that slides with use: a session from a link lasts a bounded time.
+    request.session.set_expiry(timezone.now() + timedelta(seconds=settings.CONSOLE_LINK_SESSION_SECONDS))
     return redirect("console:home")
 
 

@@ -4,6 +4,7 @@ import secrets
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from memoryapp import embedded
 from memoryapp.env import env_bool, env_float, env_int, env_list, env_str
@@ -53,6 +54,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "memoryapp.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -131,11 +133,60 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 LOGIN_URL = "console:login"
 LOGIN_REDIRECT_URL = "console:home"
+# Password sessions: a day, not Django's two weeks. Tenant admins sign in this way; a day covers a
+# working day with margin, and a cookie left on a shared machine dies by the next one.
+SESSION_COOKIE_AGE = env_int("CONSOLE_SESSION_SECONDS", 24 * 3600)
+# Sessions opened by a sign-in link end this long after the click, whatever happens in between:
+# the link proves only that someone held it for a moment, so its session is shorter.
+CONSOLE_LINK_SESSION_SECONDS = env_int("CONSOLE_LINK_SESSION_SECONDS", 12 * 3600)
 SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
-CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# A deployment that says it is served over HTTPS gets cookies that never travel over plain HTTP;
+# SECURE_COOKIES overrides that either way (e.g. TLS terminated elsewhere with an http PUBLIC_URL).
+SECURE_COOKIES = env_bool("SECURE_COOKIES", PUBLIC_URL.startswith("https://"))
+SESSION_COOKIE_SECURE = SECURE_COOKIES
+CSRF_COOKIE_SECURE = SECURE_COOKIES
+
+
+def _proxy_ssl_header(raw: str) -> tuple[str, str] | None:
+    """SECURE_PROXY_SSL_HEADER="X-Forwarded-Proto: https" -> Django's ("HTTP_X_FORWARDED_PROTO",
+    "https"). Unset means no proxy header is trusted: any client can send X-Forwarded-Proto, so
+    only a deployment whose proxy always sets (or strips) it may name it."""
+    if not raw.strip():
+        return None
+    name, sep, value = raw.partition(":")
+    if not sep or not name.strip() or not value.strip():
+        raise ImproperlyConfigured(f"SECURE_PROXY_SSL_HEADER must look like 'X-Forwarded-Proto: https', got {raw!r}")
+    return "HTTP_" + name.strip().upper().replace("-", "_"), value.strip()
+
+
+SECURE_PROXY_SSL_HEADER = _proxy_ssl_header(env_str("SECURE_PROXY_SSL_HEADER", ""))
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# Content-Security-Policy (memoryapp/csp.py). Pages load htmx and CSS from our static files and
+# run no inline script or style (base.html turns off htmx's injected indicator <style>).
+SECURE_CSP = {
+    "default-src": ["'self'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'"],
+    "img-src": ["'self'"],
+    "object-src": ["'none'"],
+    "base-uri": ["'none'"],
+    "form-action": ["'self'"],
+    "frame-ancestors": ["'none'"],
+}
+# Swagger UI (drf-spectacular's page at /api/docs/) starts itself with an inline script that
+# carries the CSRF token, so no hash can name it, and React styles its elements inline. Only
+# that page gets these; it shows no stored data.
+CSP_VIEW_OVERRIDES = {
+    "docs": {
+        **SECURE_CSP,
+        "script-src": ["'self'", "'unsafe-inline'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+    },
+}
+# /metrics: with a token, only `Authorization: Bearer <token>`; without one, loopback callers only.
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MAX_REQUEST_BYTES", 8 * 1024 * 1024)
 
 LANGUAGE_CODE = "en-us"

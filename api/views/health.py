@@ -1,4 +1,7 @@
-"""Health and metrics: unauthenticated, outside any tenant, and cheap enough to poll."""
+"""Health and metrics: outside any tenant and cheap enough to poll. Health is open; metrics need
+METRICS_TOKEN or a caller on this machine."""
+import hmac
+import ipaddress
 
 from django.conf import settings
 from django.db import connection
@@ -73,7 +76,33 @@ class HealthView(ApiView):
         return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE)
 
 
+def metrics_allowed(request) -> bool:
+    """With METRICS_TOKEN set, only `Authorization: Bearer <token>` (compared in constant time).
+    Without it, only callers on this machine: a scraper beside the server. A request relayed by
+    a proxy (it says so in X-Forwarded-For or Forwarded) arrives from loopback whoever sent it,
+    so it is refused unless the token is configured."""
+    token = settings.METRICS_TOKEN
+    if token:
+        scheme, _, given = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
+    if "HTTP_X_FORWARDED_FOR" in request.META or "HTTP_FORWARDED" in request.META:
+        return False
+    try:
+        address = ipaddress.ip_address(request.META.get("REMOTE_ADDR", ""))
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1 from a dual-stack socket
+    return (mapped or address).is_loopback
+
+
 @transaction.non_atomic_requests
 def metrics_view(request):
+    if not metrics_allowed(request):
+        if settings.METRICS_TOKEN:
+            response = HttpResponse("Unauthorized\n", status=401, content_type="text/plain")
+            response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+            return response
+        return HttpResponse("Forbidden: set METRICS_TOKEN to scrape from another host\n", status=403,
+                            content_type="text/plain")
     register_store_collector()
     return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)

@@ -1,9 +1,8 @@
-"""Signing in: single-use links minted for a subject, passwords with throttling, and the
-create_console_user command."""
+"""Signing in: single-use links minted for a subject (opened with a GET, used up by the POST of
+the page it shows), passwords with throttling, and the create_console_user command."""
 from datetime import timedelta
 
 import pytest
-from django.core.cache import cache
 from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
@@ -14,13 +13,6 @@ from tests.conftest import as_tenant
 from tests.console.conftest import ACTOR, PASSWORD, SECRET_TEXT
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def clear_throttle():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 def test_link_stores_only_the_token_hash_and_expires_within_15_minutes(tenant_a):
@@ -52,28 +44,31 @@ def test_expired_or_unknown_link_is_refused(tenant_a):
 
 def test_link_opens_the_console_as_that_subject_and_only_that_subject(world, client):
     url, _ = signin_link_create(tenant=world.tenant_b, subject_ref="alice", actor=ACTOR)
-    response = client.get(url)
+    page = client.get(url)
+    assert page.status_code == 200 and b"Continue to your memories" in page.content
+    assert "_auth_user_id" not in client.session
+    response = client.post(url)
     assert response.status_code == 302 and response["Location"] == reverse("console:home")
     # Tenant B's Alice already has an account: the link opens that one rather than a second.
     account = ConsoleAccount.objects.get(tenant=world.tenant_b, subject_ref="alice")
     assert client.session["_auth_user_id"] == str(account.user_id) and not account.is_admin
     html = client.get(reverse("console:memories")).content.decode()
     assert SECRET_TEXT[("b", "alice")] in html and SECRET_TEXT[("a", "alice")] not in html
-    again = client.get(url)
+    again = client.post(url)
     assert again.status_code == 410 and b"no longer works" in again.content
 
 
 def test_second_link_for_the_same_subject_reuses_the_account(tenant_a, client):
     for _ in range(2):
         url, _ = signin_link_create(tenant=tenant_a, subject_ref="dave", actor=ACTOR)
-        client.get(url)
+        client.post(url)
     assert ConsoleAccount.objects.filter(tenant=tenant_a, subject_ref="dave").count() == 1
 
 
 def test_very_long_subject_ids_get_a_valid_username(tenant_a, client):
     subject = "s" * 200
     url, _ = signin_link_create(tenant=tenant_a, subject_ref=subject, actor=ACTOR)
-    assert client.get(url).status_code == 302
+    assert client.post(url).status_code == 302
     account = ConsoleAccount.objects.get(subject_ref=subject)
     assert len(account.user.username) <= 150
 

@@ -11,7 +11,8 @@ from rest_framework.response import Response
 
 from api.errors import error_body
 from memoryapp.errors import ApplicationError, PolicyRejected
-from memoryapp.models import IdempotencyRecord
+from memoryapp.models import IdempotencyRecord, Memory, Subject
+from memoryapp.selectors.memories import parse_public_id
 from memoryapp.services.audit import canonical_json
 
 HEADER = "Idempotency-Key"
@@ -21,6 +22,24 @@ MAX_KEY = 200
 def _scope(request) -> str:
     scope = f"{request.method} {request.path}"
     return scope if len(scope) <= 200 else f"{request.method} sha256:{hashlib.sha256(scope.encode()).hexdigest()}"
+
+
+def _erased_since(request, record: IdempotencyRecord) -> bool:
+    """Whether the stored answer names something being erased: the subject of the request
+    (erasing, or a new person with the same id), or the memory it returned. Erasure deletes the
+    record later; until then it must not hand the content back."""
+    if record.status_code >= 400:
+        return False  # a refusal wrote nothing and holds no content
+    subject_ref = (getattr(request, "resolver_match", None) and request.resolver_match.kwargs.get("subject")) or ""
+    if subject_ref:
+        subject = Subject.objects.filter(tenant=request.tenant, external_id=subject_ref).first()
+        if subject is None or subject.status != Subject.Status.ACTIVE or subject.created_at > record.created_at:
+            return True
+    memory_id = parse_public_id((record.response or {}).get("id", "") if isinstance(record.response, dict) else "",
+                                "mem")
+    if memory_id is not None:
+        return not Memory.objects.filter(tenant=request.tenant, pk=memory_id, erasing=False).exists()
+    return False
 
 
 def idempotent(request, perform) -> Response:
@@ -42,6 +61,11 @@ def idempotent(request, perform) -> Response:
         if record.request_hash != request_hash:
             raise ApplicationError(
                 "idempotency_key_reused", f"This {HEADER} was already used with a different request body.",
+                {"idempotency_key": key}, status=409,
+            )
+        if _erased_since(request, record):
+            raise ApplicationError(
+                "erased", "What this request wrote has been erased since; its answer is not replayed.",
                 {"idempotency_key": key}, status=409,
             )
         return Response(record.response, status=record.status_code, headers={"Idempotent-Replayed": "true"})

@@ -1,6 +1,7 @@
 """The contract's JSON objects, built from domain rows. Plain functions (rather than
 ModelSerializers) so a search answer costs no per-field introspection; the output serializers
 in api/schemas.py describe the same shapes for OpenAPI."""
+from memoryapp.context import is_untrusted
 from memoryapp.models import Event, Job, Memory
 
 
@@ -36,7 +37,9 @@ def memory_json(memory: Memory) -> dict:
         # Extensions: the write policy's flags, and whether the content came from outside.
         "key": memory.key,
         "flags": list(memory.flags),
-        "trust": "untrusted" if memory.is_untrusted else "trusted",
+        "trust": "untrusted" if is_untrusted(memory) else "trusted",
+        "status_reason": memory.status_reason,
+        "proposal_for": f"mem_{memory.proposal_for_id.hex}" if memory.proposal_for_id else None,
     }
 
 

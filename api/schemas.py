@@ -59,6 +59,10 @@ class MemoryOut(serializers.Serializer):
     key = serializers.CharField()
     flags = serializers.ListField(child=serializers.CharField())
     trust = serializers.ChoiceField(choices=["trusted", "untrusted"])
+    status_reason = serializers.CharField(help_text='Why it is in its status, e.g. "outranked": a source of '
+                                                    'higher authority said otherwise, so it never held.')
+    proposal_for = serializers.CharField(allow_null=True, help_text="For a procedure waiting for approval: "
+                                         "the memory it replaces once approved (that one stays current until then).")
 
 
 class ScoredMemoryOut(MemoryOut):

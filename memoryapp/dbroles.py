@@ -20,9 +20,11 @@ TENANT_TABLES = [
     "memoryapp_signinlink",
 ]
 
-# The audit log is append-only for the application: it may add entries, and blank an entry's
-# payload when an erasure demands it, but never change what the hash chain covers or delete.
-AUDIT_UPDATABLE_COLUMNS = ["before", "after", "redacted_at"]
+# The audit log is append-only for the application: it may add entries, seal them into the
+# chain once (the sealing columns), and blank an entry's payload when an erasure demands it, but
+# never change what the hash chain covers or delete. The trigger of migration 0006 enforces
+# "once" and "blank".
+AUDIT_UPDATABLE_COLUMNS = ["before", "after", "redacted_at", "seq", "prev_hash", "entry_hash"]
 
 
 def quote_ident(name: str) -> str:

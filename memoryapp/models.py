@@ -152,6 +152,9 @@ class Memory(models.Model):
         EXPIRED = "expired"
         PENDING_APPROVAL = "pending_approval"
         REJECTED = "rejected"
+        # The episode of a quarantined event: kept for the admin's decision, seen by no agent
+        # (and not listed as the person's memory) until it is released.
+        QUARANTINED = "quarantined"
 
     class Sensitivity(models.TextChoices):
         PUBLIC = "public"
@@ -185,6 +188,11 @@ class Memory(models.Model):
     )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
     status_reason = models.CharField(max_length=100, blank=True, default="")
+    # A proposal (a procedure waiting for approval) names the current memory it would replace;
+    # that one stays current until an admin approves, and stays for good if they reject.
+    proposal_for = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="proposals"
+    )
     expires_at = models.DateTimeField(null=True, blank=True)
     access_count = models.PositiveIntegerField(default=0)
     last_accessed_at = models.DateTimeField(null=True, blank=True)
@@ -283,6 +291,10 @@ class Job(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
     # The subject's external id, kept as text: a deletion job outlives the subject it erased.
     subject_ref = models.CharField(max_length=200, blank=True, default="")
+    # Which Subject row (which person) the job was about: an id can be reused after an erasure,
+    # and the next person with it must not see the previous one's jobs. Not a foreign key,
+    # for the same reason as subject_ref.
+    subject_row_id = models.BigIntegerField(null=True, blank=True)
     kind = models.CharField(max_length=20, choices=Kind.choices)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     progress_done = models.PositiveIntegerField(default=0)
@@ -306,8 +318,13 @@ class Job(models.Model):
 
 
 class AuditEntry(models.Model):
-    """Append-only, hash-chained per tenant. The chain hashes a digest of the payload, not the
-    payload itself, so an erasure can blank `before`/`after` and the chain still verifies."""
+    """Append-only, hash-chained per tenant (services/audit.py).
+
+    An entry is inserted by the transaction that makes the change it records (so no change
+    commits without its entry) and sealed into the chain right after that commit: `seq`,
+    `prev_hash` and `entry_hash` are set once, by the sealer. The chain hashes a digest of the
+    payload, not the payload itself, so an erasure can blank `before`/`after`; every blanking is
+    itself an `audit_redacted` entry that names the entries it blanked."""
 
     class ActorKind(models.TextChoices):
         API_KEY = "api_key"
@@ -316,19 +333,27 @@ class AuditEntry(models.Model):
         SYSTEM = "system"
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
-    seq = models.BigIntegerField()
+    # Null until sealed.
+    seq = models.BigIntegerField(null=True, blank=True)
     actor_kind = models.CharField(max_length=10, choices=ActorKind.choices)
     actor_id = models.CharField(max_length=200, blank=True, default="")
     action = models.CharField(max_length=50)
     subject_ref = models.CharField(max_length=200, blank=True, default="")
+    # The Subject row the entry is about: a subject id reused after an erasure is a new person,
+    # whose export and pages must not show the previous one's trail. Not a foreign key: the
+    # entry outlives the row.
+    subject_row_id = models.BigIntegerField(null=True, blank=True)
     memory_id = models.UUIDField(null=True, blank=True)
     target = models.CharField(max_length=200, blank=True, default="")
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)
     details = models.JSONField(default=dict, blank=True)
     payload_digest = models.CharField(max_length=64)
-    prev_hash = models.CharField(max_length=64)
-    entry_hash = models.CharField(max_length=64)
+    prev_hash = models.CharField(max_length=64, blank=True, default="")
+    entry_hash = models.CharField(max_length=64, blank=True, default="")
+    # Which fields the entry hash covers (services/audit.py HASHERS): 1 for entries written
+    # before the chain covered every column, 2 since.
+    hash_version = models.PositiveSmallIntegerField(default=1)
     redacted_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField()
 
@@ -336,9 +361,15 @@ class AuditEntry(models.Model):
         constraints = [models.UniqueConstraint(fields=["tenant", "seq"], name="audit_seq_unique")]
         indexes = [
             models.Index(fields=["tenant", "subject_ref", "created_at"], name="audit_subject_idx"),
+            models.Index(fields=["tenant", "subject_row_id", "seq"], name="audit_subject_row_idx"),
             models.Index(fields=["tenant", "memory_id"], name="audit_memory_idx"),
             models.Index(fields=["tenant", "action", "created_at"], name="audit_action_idx"),
+            models.Index(fields=["tenant", "id"], name="audit_unsealed_idx", condition=models.Q(seq__isnull=True)),
         ]
+
+    @property
+    def is_sealed(self) -> bool:
+        return self.seq is not None
 
 
 class AuditChain(models.Model):
@@ -388,11 +419,16 @@ class ExportFile(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
     subject_ref = models.CharField(max_length=200)
+    # The Subject row it was made from (see Job.subject_row_id).
+    subject_row_id = models.BigIntegerField(null=True, blank=True)
     job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     content = models.BinaryField()
     size = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
+    # Set when a forget or an erasure is requested: the file holds what is being erased, so it
+    # is never served again, though the job that deletes it may not have run yet.
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
 
     @property
     def public_id(self) -> str:

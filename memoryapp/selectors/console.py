@@ -188,13 +188,13 @@ def memory_growth(*, tenant: Tenant, subject_ref: str, days: int = 30) -> dict:
 
 
 def export_file_get(*, tenant: Tenant, subject_ref: str, export_id: str) -> ExportFile:
-    """One unexpired export of one subject; missing, foreign and expired answer alike."""
+    """One servable export of one subject (selectors/exports.py); missing, foreign, expired and
+    withdrawn answer alike."""
+    from memoryapp.selectors.exports import servable_exports
+
     tenant_activate(tenant=tenant)
     pk = parse_public_id(export_id, "exp")
-    export = (
-        ExportFile.objects.filter(tenant=tenant, subject_ref=subject_ref, pk=pk, expires_at__gt=timezone.now()).first()
-        if pk else None
-    )
+    export = servable_exports(tenant=tenant).filter(subject_ref=subject_ref, pk=pk).first() if pk else None
     if export is None:
         raise NotFound("export")
     return export

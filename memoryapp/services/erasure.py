@@ -34,7 +34,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 
 from memoryapp.models import (
-    AuditEntry, ConsoleAccount, Event, ExportFile, IdempotencyRecord, Job, Memory, MemoryEvidence,
+    ConsoleAccount, Event, ExportFile, IdempotencyRecord, Job, Memory, MemoryEvidence,
     MemoryLineage, ReadAudit, SignInLink, Subject, Tenant,
 )
 from memoryapp.services.audit import audit_record, audit_redact
@@ -50,6 +50,8 @@ ERASURE_ACTOR = Actor("worker", "erasure")
 MIN_SEARCH_LENGTH = 8
 # The verification searches for at most this many captured strings (the longest first).
 MAX_SEARCH_STRINGS = 2000
+# A memory this close (cosine) to a forgotten one says the same thing in other words: a copy.
+NEAR_COPY_SIMILARITY = 0.95
 
 RECEIPT_KINDS = (
     "events", "memories", "derived_memories", "evidence_links", "lineage_links", "embeddings",
@@ -68,7 +70,7 @@ def subject_cache_keys(*, tenant_id: int, subject_ref: str) -> list[str]:
 def erasure_job_run(*, tenant: Tenant, job: Job) -> dict:
     """Run one deletion job (claimed by job_run). Owns its transactions: one per batch."""
     scope = (job.params or {}).get("scope", "subject")
-    if scope == "subject" and _subject_recreated(tenant=tenant, subject_ref=job.subject_ref):
+    if scope == "subject" and _subject_recreated(tenant=tenant, job=job):
         # A rerun of an old erasure after the id was reused: the new subject is someone else.
         return {"scope": scope, "removed": _zero_counts(),
                 "verification": {"passed": True, "checked": [], "residue": {},
@@ -80,13 +82,14 @@ def erasure_job_run(*, tenant: Tenant, job: Job) -> dict:
     else:
         raise ValueError(f"unknown erasure scope {scope!r}")
     verification = erasure_verify(
-        tenant=tenant, subject_ref=job.subject_ref, scope=scope, texts=captured, **ids
+        tenant=tenant, subject_ref=job.subject_ref, subject_row_id=_erased_row(job), scope=scope, texts=captured, **ids
     )
     with transaction.atomic():
         tenant_activate(tenant=tenant)
         audit_record(
             tenant=tenant, actor=ERASURE_ACTOR, action="erasure_completed", subject_ref=job.subject_ref,
-            target=job.public_id, details={"scope": scope, "removed": counts, "verified": verification["passed"]},
+            subject_row_id=_erased_row(job), target=job.public_id,
+            details={"scope": scope, "removed": counts, "verified": verification["passed"]},
         )
     receipt = {
         # No subject id here: the job row already names it, and the receipt is counts only.
@@ -94,18 +97,47 @@ def erasure_job_run(*, tenant: Tenant, job: Job) -> dict:
         "removed": counts,
         "verification": verification,
     }
+    kept = _kept(tenant=tenant, job=job)
+    if kept is not None:
+        receipt["kept"] = kept
     if not verification["passed"]:
         # The job still succeeds as a record of what it did; the receipt says the check failed.
         logger.error("erasure %s left residue: %s", job.public_id, verification["residue"])
     return receipt
 
 
-def _subject_recreated(*, tenant: Tenant, subject_ref: str) -> bool:
+def _kept(*, tenant: Tenant, job: Job) -> dict | None:
+    """What a forget left on purpose: other memories drawn from the erased messages (the person
+    asked to forget one thing, not everything said in the same breath)."""
+    ids = (job.params or {}).get("kept_memory_ids")
+    if ids is None:
+        return None
     with transaction.atomic():
         tenant_activate(tenant=tenant)
-        return Subject.objects.filter(tenant=tenant, external_id=subject_ref).exclude(
-            status=Subject.Status.ERASING
-        ).exists()
+        still = Memory.objects.filter(tenant=tenant, pk__in=[uuid.UUID(i) for i in ids], erasing=False).count()
+    return {"memories": still,
+            "why": "other memories drawn from the erased messages; kept, and no longer linked to them"}
+
+
+def _erased_row(job: Job) -> int | None:
+    """The Subject row a subject erasure is about (recorded by the request), None for a memory
+    erasure: its entries belong to whichever row holds the memories' subject id now."""
+    if (job.params or {}).get("scope", "subject") != "subject":
+        return None
+    row = (job.params or {}).get("subject_row_id")
+    return int(row) if row is not None else job.subject_row_id
+
+
+def _subject_recreated(*, tenant: Tenant, job: Job) -> bool:
+    """Whether the subject id now belongs to someone new (an erasure rerun after the id was
+    reused): then nothing keyed by the id string may be touched."""
+    with transaction.atomic():
+        tenant_activate(tenant=tenant)
+        others = Subject.objects.filter(tenant=tenant, external_id=job.subject_ref)
+        row = _erased_row(job)
+        if row is not None:
+            return others.exclude(pk=row).exists()
+        return others.exclude(status=Subject.Status.ERASING).exists()
 
 
 def _zero_counts() -> dict:
@@ -162,6 +194,14 @@ def _read_audit_strip(*, tenant: Tenant, memory_ids: list) -> int:
             [tenant.pk, ids, ids],
         )
         return int(cursor.fetchone()[0])
+
+
+def _like_escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_")
+
+
+def _vector_text(vector) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in list(vector)) + "]"
 
 
 def _patterns(memory_ids) -> list[str]:
@@ -265,9 +305,13 @@ def _erase_subject(*, tenant: Tenant, job: Job) -> tuple[dict, set, dict]:
         keys = subject_cache_keys(tenant_id=tenant.pk, subject_ref=subject_ref)
         counts["cache_keys"] += sum(1 for k in keys if cache.get(k) is not None)
         cache.delete_many(keys)
-        counts["audit_payloads_redacted"] += _audit_with_payload(tenant=tenant).filter(subject_ref=subject_ref).count()
-        audit_redact(tenant=tenant, subject_ref=subject_ref)
-        counts["audit_payloads_redacted"] += _audit_redact_ids(tenant=tenant, memory_ids=memory_ids)
+        row = subject.pk if subject is not None else _erased_row(job)
+        if row is not None:
+            counts["audit_payloads_redacted"] += audit_redact(
+                tenant=tenant, actor=ERASURE_ACTOR, reason="subject erased", subject_row_id=row,
+                subject_ref=subject_ref, target=job.public_id,
+            )
+        counts["audit_payloads_redacted"] += _audit_redact_ids(tenant=tenant, memory_ids=memory_ids, job=job)
         counts["subjects"] += Subject.objects.filter(
             tenant=tenant, external_id=subject_ref, status=Subject.Status.ERASING
         ).delete()[1].get("memoryapp.Subject", 0)
@@ -275,63 +319,50 @@ def _erase_subject(*, tenant: Tenant, job: Job) -> tuple[dict, set, dict]:
     return counts, captured, {"memory_ids": memory_ids, "event_ids": event_ids}
 
 
-def _audit_with_payload(*, tenant: Tenant):
-    return AuditEntry.objects.filter(tenant=tenant).filter(Q(before__isnull=False) | Q(after__isnull=False))
-
-
-def _audit_redact_ids(*, tenant: Tenant, memory_ids: list) -> int:
-    """Blank the payloads of entries about these memories; returns how many held a payload
-    (entries without one are stamped too, which changes nothing they hold)."""
+def _audit_redact_ids(*, tenant: Tenant, memory_ids: list, job: Job) -> int:
+    """Blank the payloads of entries about these memories; returns how many were blanked."""
     redacted = 0
     for start in range(0, len(memory_ids), BATCH_SIZE):
-        chunk = memory_ids[start:start + BATCH_SIZE]
-        redacted += _audit_with_payload(tenant=tenant).filter(memory_id__in=chunk).count()
-        audit_redact(tenant=tenant, memory_ids=chunk)
+        redacted += audit_redact(
+            tenant=tenant, actor=ERASURE_ACTOR, reason="memories erased", memory_ids=memory_ids[start:start + BATCH_SIZE],
+            subject_ref=job.subject_ref, subject_row_id=_erased_row(job), target=job.public_id,
+        )
     return redacted
 
 
 def _erase_memories(*, tenant: Tenant, job: Job) -> tuple[dict, set, dict]:
     counts = _zero_counts()
     captured: set = set()
-    wanted = [uuid.UUID(i) for i in (job.params or {}).get("memory_ids", [])]
+    params = job.params or {}
+    wanted = [uuid.UUID(i) for i in params.get("memory_ids", [])]
+    # A forget planned by memory_forget_plan names its events: they go, whatever else cites
+    # them (the other memories drawn from them are kept, without the link). Older jobs and
+    # quarantine discards name memories only.
+    planned = "kept_memory_ids" in params
     with transaction.atomic():
         tenant_activate(tenant=tenant)
         doomed = list(
             Memory.objects.filter(tenant=tenant, pk__in=wanted, erasing=True).values_list(
-                "id", "statement", "memory_type", "subject_id"
+                "id", "statement", "memory_type", "subject_id", "embedding", "key", "metadata",
             )
         )
         ids = [row[0] for row in doomed]
         _capture(captured, (row[1] for row in doomed))
-        # Episodic memories take with them the events only they cite: such an event is the memory.
-        episodic = [row[0] for row in doomed if row[2] == Memory.Type.EPISODIC]
-        candidate_events = set(
-            MemoryEvidence.objects.filter(tenant=tenant, memory_id__in=episodic).values_list("event_id", flat=True)
-        ) | set(
-            Memory.objects.filter(tenant=tenant, pk__in=episodic, source_event__isnull=False).values_list(
-                "source_event_id", flat=True
-            )
-        )
-        # A rerun after the memory batches committed no longer finds those episodes, so their
-        # events are kept in the job's params by the first run (ids only, never content).
-        candidate_events |= {uuid.UUID(i) for i in (job.params or {}).get("event_ids", [])}
-        cited_elsewhere = set(
-            MemoryEvidence.objects.filter(tenant=tenant, event_id__in=candidate_events)
-            .exclude(memory_id__in=ids).values_list("event_id", flat=True)
-        ) | set(
-            Memory.objects.filter(tenant=tenant, source_event_id__in=candidate_events)
-            .exclude(pk__in=ids).values_list("source_event_id", flat=True)
-        )
-        event_ids = sorted(candidate_events - cited_elsewhere)
-        if event_ids and (job.params or {}).get("event_ids") != [str(i) for i in event_ids]:
-            job.params = {**(job.params or {}), "event_ids": [str(i) for i in event_ids]}
-            Job.objects.filter(tenant=tenant, pk=job.pk).update(params=job.params)
+        if planned:
+            event_ids = sorted(uuid.UUID(i) for i in params.get("event_ids", []))
+        else:
+            event_ids = _events_only_they_cite(tenant=tenant, job=job, doomed=doomed)
         _capture(captured, Event.objects.filter(tenant=tenant, pk__in=event_ids).values_list("content", flat=True))
+        subject_ids = {row[3] for row in doomed} | set(
+            Event.objects.filter(tenant=tenant, pk__in=event_ids).values_list("subject_id", flat=True)
+        )
         subject_refs = set(
-            Subject.objects.filter(tenant=tenant, pk__in={row[3] for row in doomed}).values_list(
-                "external_id", flat=True
-            )
+            Subject.objects.filter(tenant=tenant, pk__in=subject_ids).values_list("external_id", flat=True)
         ) | {job.subject_ref}
+        # Kept for the check that no copy remains: the vectors of what goes (never stored).
+        vectors = [row[4] for row in doomed if row[4] is not None][:MAX_SEARCH_STRINGS]
+        facts = sorted({(row[5], str(row[6].get("value")).strip()) for row in doomed
+                        if row[5] and isinstance(row[6], dict) and len(str(row[6].get("value") or "").strip()) >= 3})
         job_progress(job_id=job.id, done=0, total=len(ids) + len(event_ids))
     done = 0
     for start in range(0, len(ids), BATCH_SIZE):
@@ -350,12 +381,42 @@ def _erase_memories(*, tenant: Tenant, job: Job) -> tuple[dict, set, dict]:
         )
         if event_subjects:
             _speakers_recount(tenant=tenant, subject_ids=event_subjects)
-        # Every export made before now holds the forgotten memory.
+        # Every export made before now holds the forgotten memory (the request withdrew them).
         counts["export_files"] += ExportFile.objects.filter(tenant=tenant, subject_ref__in=subject_refs).delete()[0]
-        counts["audit_payloads_redacted"] += _audit_redact_ids(tenant=tenant, memory_ids=wanted)
+        counts["audit_payloads_redacted"] += _audit_redact_ids(tenant=tenant, memory_ids=wanted, job=job)
         job_progress(job_id=job.id, done=done + len(event_ids))
     # Verify by every id the request named, also those a previous run already removed.
-    return counts, captured, {"memory_ids": wanted, "event_ids": event_ids}
+    return counts, captured, {"memory_ids": wanted, "event_ids": event_ids, "subject_ids": sorted(subject_ids),
+                              "vectors": vectors, "facts": facts}
+
+
+def _events_only_they_cite(*, tenant: Tenant, job: Job, doomed: list) -> list:
+    """For a job that names memories only: episodic memories take with them the events that
+    nothing else cites (such an event is the memory)."""
+    ids = [row[0] for row in doomed]
+    episodic = [row[0] for row in doomed if row[2] == Memory.Type.EPISODIC]
+    candidate_events = set(
+        MemoryEvidence.objects.filter(tenant=tenant, memory_id__in=episodic).values_list("event_id", flat=True)
+    ) | set(
+        Memory.objects.filter(tenant=tenant, pk__in=episodic, source_event__isnull=False).values_list(
+            "source_event_id", flat=True
+        )
+    )
+    # A rerun after the memory batches committed no longer finds those episodes, so their
+    # events are kept in the job's params by the first run (ids only, never content).
+    candidate_events |= {uuid.UUID(i) for i in (job.params or {}).get("event_ids", [])}
+    cited_elsewhere = set(
+        MemoryEvidence.objects.filter(tenant=tenant, event_id__in=candidate_events)
+        .exclude(memory_id__in=ids).values_list("event_id", flat=True)
+    ) | set(
+        Memory.objects.filter(tenant=tenant, source_event_id__in=candidate_events)
+        .exclude(pk__in=ids).values_list("source_event_id", flat=True)
+    )
+    event_ids = sorted(candidate_events - cited_elsewhere)
+    if event_ids and (job.params or {}).get("event_ids") != [str(i) for i in event_ids]:
+        job.params = {**(job.params or {}), "event_ids": [str(i) for i in event_ids]}
+        Job.objects.filter(tenant=tenant, pk=job.pk).update(params=job.params)
+    return event_ids
 
 
 def _speakers_recount(*, tenant: Tenant, subject_ids: set) -> None:
@@ -371,9 +432,12 @@ def _speakers_recount(*, tenant: Tenant, subject_ids: set) -> None:
 
 
 def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, memory_ids: list,
-                   event_ids: list) -> dict:
-    """Look for what the erasure should have removed: rows by id, references by id, and the
-    erased text in every text and JSON column where a copy could hide. Returns counts per
+                   event_ids: list, subject_row_id: int | None = None, subject_ids=(), vectors=(),
+                   facts=()) -> dict:
+    """Look for what the erasure should have removed: rows by id, references by id, the erased
+    text in every text and JSON column where a copy could hide, and, for a forget, what still
+    states the forgotten content in the subject's memories: a near-identical memory (by
+    embedding) or another memory of the same attribute with the same value. Returns counts per
     place found (never the text) and `passed`."""
     residue: dict[str, int] = {}
     memory_ids = [str(i) for i in memory_ids]
@@ -412,11 +476,36 @@ def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, 
                 ("signin_links", "SELECT count(*) FROM memoryapp_signinlink WHERE subject_ref = %s", [subject_ref]),
                 ("read_audit_rows", "SELECT count(*) FROM memoryapp_readaudit WHERE subject_ref = %s", [subject_ref]),
                 ("audit_payloads_subject",
-                 "SELECT count(*) FROM memoryapp_auditentry WHERE subject_ref = %s "
-                 "AND (before IS NOT NULL OR after IS NOT NULL)", [subject_ref]),
+                 "SELECT count(*) FROM memoryapp_auditentry WHERE subject_row_id = %s "
+                 "AND (before IS NOT NULL OR after IS NOT NULL)", [subject_row_id]),
                 ("jobs", "SELECT count(*) FROM memoryapp_job WHERE subject_ref = %s AND kind <> 'deletion'",
                  [subject_ref]),
             ]
+        subject_ids = [int(i) for i in subject_ids]
+        if scope == "memory" and subject_ids:
+            if patterns:
+                checks += [
+                    ("text:event", "SELECT count(*) FROM memoryapp_event WHERE subject_id = ANY(%s) AND "
+                     "(content ILIKE ANY(%s) OR metadata::text ILIKE ANY(%s))", [subject_ids, patterns, patterns]),
+                    ("text:memory", "SELECT count(*) FROM memoryapp_memory WHERE subject_id = ANY(%s) AND NOT erasing "
+                     "AND (statement ILIKE ANY(%s) OR metadata::text ILIKE ANY(%s))", [subject_ids, patterns, patterns]),
+                ]
+            if vectors:
+                checks.append((
+                    "near_copy:memory",
+                    "SELECT count(DISTINCT m.id) FROM memoryapp_memory m CROSS JOIN unnest(%s::vector[]) v "
+                    "WHERE m.subject_id = ANY(%s) AND NOT m.erasing AND m.embedding IS NOT NULL "
+                    "AND m.embedding <=> v < %s",
+                    [[_vector_text(v) for v in vectors], subject_ids, 1 - NEAR_COPY_SIMILARITY],
+                ))
+            for key, value in facts:
+                checks.append((
+                    "same_fact:memory",
+                    "SELECT count(*) FROM memoryapp_memory WHERE subject_id = ANY(%s) AND NOT erasing AND key = %s "
+                    "AND status IN ('active', 'superseded', 'pending_approval') "
+                    "AND (metadata->>'value' ILIKE %s OR statement ILIKE %s)",
+                    [subject_ids, key, _like_escape(value), "%" + _like_escape(value) + "%"],
+                ))
         if patterns:
             # The erased text, wherever a copy could live: rows of this subject (or naming the
             # erased ids) and the tenant-wide stores of answers and exports.
@@ -429,9 +518,9 @@ def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, 
                  "WHERE s.external_id = %s AND (m.statement ILIKE ANY(%s) OR m.metadata::text ILIKE ANY(%s)) "
                  "AND %s = 'subject'", [subject_ref, patterns, patterns, scope]),
                 ("text:audit", "SELECT count(*) FROM memoryapp_auditentry WHERE "
-                 "(subject_ref = %s AND %s = 'subject' OR memory_id = ANY(%s::uuid[])) AND "
+                 "(subject_row_id = %s AND %s = 'subject' OR memory_id = ANY(%s::uuid[])) AND "
                  "(before::text ILIKE ANY(%s) OR after::text ILIKE ANY(%s) OR details::text ILIKE ANY(%s))",
-                 [subject_ref, scope, memory_ids, patterns, patterns, patterns]),
+                 [subject_row_id, scope, memory_ids, patterns, patterns, patterns]),
                 ("text:export_file", "SELECT count(*) FROM memoryapp_exportfile WHERE subject_ref = %s AND "
                  "convert_from(content, 'UTF8') ILIKE ANY(%s)", [subject_ref, patterns]),
                 ("text:idempotency", "SELECT count(*) FROM memoryapp_idempotencyrecord WHERE "
@@ -445,10 +534,10 @@ def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, 
                 cursor.execute(sql, params)
                 found = int(cursor.fetchone()[0])
                 if found:
-                    residue[name] = found
+                    residue[name] = residue.get(name, 0) + found
     return {
         "passed": not residue,
-        "checked": [name for name, _, _ in checks],
+        "checked": sorted({name for name, _, _ in checks}),
         "texts_searched": len(strings),
         "ids_searched": len(memory_ids) + len(event_ids),
         "residue": residue,

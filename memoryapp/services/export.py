@@ -9,12 +9,13 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from memoryapp.actors import Actor
 from memoryapp.models import AuditEntry, Event, ExportFile, Job, Memory, MemoryEvidence, MemoryLineage, Subject, Tenant
 from memoryapp.selectors.memories import subject_get
-from memoryapp.services.audit import audit_record
+from memoryapp.services.audit import audit_record, audit_seal
 from memoryapp.services.jobs import job_create, job_progress
 from memoryapp.tenancy import tenant_activate
 
@@ -73,15 +74,22 @@ def _audit_json(a: AuditEntry) -> dict:
 
 def export_job_run(*, tenant: Tenant, job: Job) -> dict:
     """Build and store the export. Reads in one transaction (REPEATABLE READ would be stricter,
-    but rows of one subject change rarely and every list is self-consistent by id)."""
+    but rows of one subject change rarely and every list is self-consistent by id).
+
+    Only this person's rows: the audit trail of the Subject row, not of the id string (an id
+    reused after an erasure is a new person), and nothing a pending forget is erasing (its
+    memories are marked; its messages are the evidence of marked memories)."""
     subject_ref = job.subject_ref
+    audit_seal(tenant=tenant)  # the trail in the file is the sealed chain, seq and hashes included
     with transaction.atomic():
         tenant_activate(tenant=tenant)
         subject = Subject.objects.filter(tenant=tenant, external_id=subject_ref,
                                          status=Subject.Status.ACTIVE).first()
         if subject is None:
             raise ValueError("the subject no longer exists or is being erased")
-        events_qs = Event.objects.filter(tenant=tenant, subject=subject).order_by("seq")
+        erasing_events = MemoryEvidence.objects.filter(tenant=tenant, memory__subject=subject, memory__erasing=True)
+        events_qs = (Event.objects.filter(tenant=tenant, subject=subject)
+                     .exclude(pk__in=erasing_events.values("event_id")).order_by("seq"))
         memories_qs = Memory.objects.filter(tenant=tenant, subject=subject, erasing=False).order_by(
             "recorded_at", "id"
         )
@@ -104,12 +112,14 @@ def export_job_run(*, tenant: Tenant, job: Job) -> dict:
                 job_progress(job_id=job.id, done=done)
         evidence = [
             {"memory_id": f"mem_{m.hex}", "event_id": f"evt_{e.hex}"}
-            for m, e in MemoryEvidence.objects.filter(tenant=tenant, memory__subject=subject)
+            for m, e in MemoryEvidence.objects.filter(tenant=tenant, memory__subject=subject, memory__erasing=False)
+            .exclude(event_id__in=erasing_events.values("event_id"))
             .order_by("id").values_list("memory_id", "event_id")
         ]
         derived_from = [
             {"derived_id": f"mem_{d.hex}", "source_id": f"mem_{s.hex}", "kind": k}
-            for d, s, k in MemoryLineage.objects.filter(tenant=tenant, derived__subject=subject)
+            for d, s, k in MemoryLineage.objects.filter(tenant=tenant, derived__subject=subject, derived__erasing=False,
+                                                        source__erasing=False)
             .order_by("id").values_list("derived_id", "source_id", "kind")
         ]
         supersedes = [
@@ -117,9 +127,8 @@ def export_job_run(*, tenant: Tenant, job: Job) -> dict:
         ]
         audit = [
             _audit_json(a)
-            for a in AuditEntry.objects.filter(tenant=tenant, subject_ref=subject_ref).order_by("seq").iterator(
-                chunk_size=BATCH_SIZE
-            )
+            for a in AuditEntry.objects.filter(tenant=tenant, subject_row_id=subject.pk)
+            .order_by(F("seq").asc(nulls_last=True), "id").iterator(chunk_size=BATCH_SIZE)
         ]
         now = timezone.now()
         document = {
@@ -134,7 +143,7 @@ def export_job_run(*, tenant: Tenant, job: Job) -> dict:
         # ensure_ascii=False: the file holds the text as written, so it is also searchable as such.
         content = json.dumps(document, ensure_ascii=False, sort_keys=False).encode("utf-8")
         export = ExportFile.objects.create(
-            tenant=tenant, subject_ref=subject_ref, job=job, content=content, size=len(content),
+            tenant=tenant, subject_ref=subject_ref, subject_row_id=subject.pk, job=job, content=content, size=len(content),
             expires_at=now + timedelta(hours=settings.MEMORY_EXPORT_TTL_HOURS),
         )
         job_progress(job_id=job.id, done=done)

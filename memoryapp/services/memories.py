@@ -13,7 +13,7 @@ from django.utils import timezone
 from memoryapp import embeddings
 from memoryapp.actors import Actor
 from memoryapp.errors import ApplicationError, NotFound, PolicyRejected
-from memoryapp.models import Event, Job, Memory, MemoryEvidence, MemoryLineage, Subject, Tenant
+from memoryapp.models import Event, ExportFile, Job, Memory, MemoryEvidence, MemoryLineage, Subject, Tenant
 from memoryapp.policy import durable_types_allowed, initial_status, source_authority
 from memoryapp.safety import find_secrets, looks_like_instruction
 from memoryapp.services.audit import audit_record
@@ -68,6 +68,9 @@ class MemoryDraft:
     derived_from: list[Memory] = field(default_factory=list)
     extractor_version: str = EXPLICIT_EXTRACTOR_VERSION
     status: str | None = None
+    status_reason: str = ""
+    # A proposal (a procedure waiting for approval): the current memory it would replace.
+    proposal_for: Memory | None = None
 
 
 @dataclass
@@ -136,6 +139,8 @@ def _new_memory(*, tenant: Tenant, subject: Subject, draft: MemoryDraft, embeddi
         metadata=draft.metadata,
         flags=list(draft.flags),
         status=draft.status or initial_status(memory_type=draft.memory_type),
+        status_reason=draft.status_reason,
+        proposal_for=draft.proposal_for,
         content_hash=content_hash(draft.statement),
         embedding=embedding,
         embedding_version=embeddings.EMBEDDING_VERSION,
@@ -183,6 +188,23 @@ def replaces(*, old: Memory, draft: MemoryDraft) -> bool:
     return old.source_kind == draft.source_kind and (old.metadata or {}).get("speaker", "") == (
         draft.metadata or {}
     ).get("speaker", "")
+
+
+def outranks(*, old: Memory, draft: MemoryDraft) -> bool:
+    """Whether `old` comes from a higher authority than `draft` and does not give way to it:
+    then the draft may not replace it, shorten its history or flag it as a conflict."""
+    return not replaces(old=old, draft=draft) and source_authority(old.source_kind) > source_authority(draft.source_kind)
+
+
+def _outranked(memory: Memory, *, by: Memory) -> None:
+    """Store `memory` as a claim that never held: a higher authority said otherwise. It stays
+    in history (include_superseded shows it, with status_reason "outranked"), and as_of never
+    returns it: its validity interval is empty."""
+    memory.status = Memory.Status.SUPERSEDED
+    memory.status_reason = "outranked"
+    memory.valid_to = memory.valid_from
+    memory.superseded_by = by
+    memory.save(update_fields=["status", "status_reason", "valid_to", "superseded_by"])
 
 
 def memory_write(
@@ -269,13 +291,16 @@ def _write(*, tenant, subject, subject_ref, draft, actor, embedding, supersede, 
     to_retire: list[Memory] = list(supersede or [])
     conflicts: list[Memory] = []
     newer: Memory | None = None
+    outranked_by: Memory | None = None
     # A proposed procedure replaces nothing until an admin approves it (memory_review retires
     # the active one then); until that moment the agent keeps following the approved version.
     proposal = (draft.status or initial_status(memory_type=draft.memory_type)) == Memory.Status.PENDING_APPROVAL
     if draft.key and not proposal:
         rivals = lookup.rivals(tenant=tenant, subject=subject, namespace=draft.namespace, key=draft.key)
         newer = min((r for r in rivals if r.valid_from > valid_from), key=lambda r: r.valid_from, default=None)
-        if newer is not None:
+        # Lower authority never replaces, shortens or flags what a higher one said.
+        outranked_by = next((r for r in rivals if r.valid_from <= valid_from and outranks(old=r, draft=draft)), None)
+        if newer is not None or outranked_by is not None:
             # A late-arriving older fact becomes history: it never replaces a newer one.
             draft.status = Memory.Status.SUPERSEDED
             to_retire = []
@@ -292,20 +317,29 @@ def _write(*, tenant, subject, subject_ref, draft, actor, embedding, supersede, 
 
     memory = _new_memory(tenant=tenant, subject=subject, draft=draft, embedding=embedding, valid_from=valid_from)
     lookup.written(memory)
-    if newer is not None:
-        # It held until the earliest newer fact began.
-        memory.valid_to = newer.valid_from
-        memory.superseded_by = newer
-        memory.save(update_fields=["valid_to", "superseded_by"])
-        # The version it interrupts (older, already retired by the newer one) now ends where
-        # this one begins, so an as_of between them finds exactly one version.
-        for earlier in Memory.objects.select_for_update().filter(
+    if outranked_by is not None:
+        _outranked(memory, by=outranked_by)
+    elif newer is not None:
+        # The version it would interrupt (older, already retired by the newer one): only an
+        # equal or higher authority may end it early.
+        interrupted = list(Memory.objects.select_for_update().filter(
             tenant=tenant, subject=subject, namespace=draft.namespace, key=draft.key,
             status=Memory.Status.SUPERSEDED, valid_from__lt=valid_from, valid_to__gt=valid_from, erasing=False,
-        ).exclude(pk=memory.pk):
-            earlier.valid_to = valid_from
-            earlier.superseded_by = memory
-            earlier.save(update_fields=["valid_to", "superseded_by"])
+        ).exclude(pk=memory.pk))
+        higher = next((e for e in interrupted if outranks(old=e, draft=draft)), None)
+        if higher is not None:
+            _outranked(memory, by=higher)
+        else:
+            # It held until the earliest newer fact began.
+            memory.valid_to = newer.valid_from
+            memory.superseded_by = newer
+            memory.save(update_fields=["valid_to", "superseded_by"])
+            # The version it interrupts now ends where this one begins, so an as_of between
+            # them finds exactly one version.
+            for earlier in interrupted:
+                earlier.valid_to = valid_from
+                earlier.superseded_by = memory
+                earlier.save(update_fields=["valid_to", "superseded_by"])
     for old in to_retire:
         _retire(memory=old, successor=memory, at=valid_from)
         lookup.retired(old)
@@ -318,10 +352,12 @@ def _write(*, tenant, subject, subject_ref, draft, actor, embedding, supersede, 
         if "conflict" not in rival.flags:
             rival.flags = [*rival.flags, "conflict"]
             rival.save(update_fields=["flags"])
+    details = {"supersedes": [m.public_id for m in to_retire], "conflicts": [m.public_id for m in conflicts]}
+    if memory.status_reason == "outranked" and memory.superseded_by_id:
+        details["outranked_by"] = f"mem_{memory.superseded_by_id.hex}"
     record(
         tenant=tenant, actor=actor, action="memory_written", subject_ref=subject_ref, memory_id=memory.id,
-        after=memory_snapshot(memory),
-        details={"supersedes": [m.public_id for m in to_retire], "conflicts": [m.public_id for m in conflicts]},
+        after=memory_snapshot(memory), details=details,
     )
     return WriteResult(memory=memory, created=True, superseded=to_retire, conflicts=conflicts)
 
@@ -418,15 +454,33 @@ def memory_supersede(
     *, tenant: Tenant, memory: Memory, draft: MemoryDraft, actor: Actor, action: str = "memory_superseded"
 ) -> Memory:
     """Replace `memory` with a new version; the old one stays in history with `valid_to` and
-    `superseded_by` set."""
+    `superseded_by` set. A new version that must wait for approval (a procedure) is a proposal:
+    it replaces nothing until memory_review approves it."""
     policy_check(tenant=tenant, subject_ref=memory.subject.external_id, draft=draft, actor=actor)
     vector = embeddings.embed_text(draft.statement)
     return _memory_supersede(tenant=tenant, memory=memory, draft=draft, actor=actor, action=action, vector=vector)
 
 
+def lock_subject(*, tenant: Tenant, subject_id) -> None:
+    """Take the subject's row lock. Every transaction that changes a subject's memories takes it
+    first, before any memory row, so two such transactions never wait for each other in
+    opposite orders (the extraction pipeline locks events, then subjects, then memories)."""
+    Subject.objects.select_for_update().filter(tenant=tenant, pk=subject_id).first()
+
+
+class Outranked(ApplicationError):
+    def __init__(self, *, old: Memory, source_kind: str):
+        super().__init__(
+            "outranked",
+            f"A change from source '{source_kind}' cannot replace a memory from source '{old.source_kind}'.",
+            {"source": source_kind, "memory_source": old.source_kind}, status=409,
+        )
+
+
 @transaction.atomic
 def _memory_supersede(*, tenant, memory, draft, actor, action, vector) -> Memory:
     tenant_activate(tenant=tenant)
+    lock_subject(tenant=tenant, subject_id=memory.subject_id)
     memory = Memory.objects.select_for_update().filter(pk=memory.pk, tenant=tenant).first()
     if memory is None:
         raise NotFound("memory")
@@ -435,9 +489,25 @@ def _memory_supersede(*, tenant, memory, draft, actor, action, vector) -> Memory
             "memory_not_current", "Only a current memory can be corrected or superseded.",
             {"status": memory.status}, status=409,
         )
+    if source_authority(draft.source_kind) < source_authority(memory.source_kind):
+        raise Outranked(old=memory, source_kind=draft.source_kind)
     subject_ref = memory.subject.external_id
     if draft.valid_from is None:
         draft.valid_from = timezone.now()
+    proposal = (draft.status or initial_status(memory_type=draft.memory_type)) == Memory.Status.PENDING_APPROVAL
+    if proposal and memory.status == Memory.Status.ACTIVE:
+        # The current memory stays current until an admin approves the proposal.
+        draft.proposal_for = memory
+        new = _new_memory(tenant=tenant, subject=memory.subject, draft=draft, embedding=vector,
+                          valid_from=draft.valid_from)
+        audit_record(
+            tenant=tenant, actor=actor, action="memory_proposed", subject_ref=subject_ref, memory_id=new.id,
+            after=memory_snapshot(new), details={"proposal_for": memory.public_id, "via": action},
+        )
+        return new
+    if memory.status == Memory.Status.PENDING_APPROVAL:
+        # A corrected proposal is still a proposal for what the first one would replace.
+        draft.proposal_for = memory.proposal_for
     new = _new_memory(tenant=tenant, subject=memory.subject, draft=draft, embedding=vector,
                       valid_from=draft.valid_from)
     before = memory_snapshot(memory)
@@ -455,7 +525,10 @@ def _memory_supersede(*, tenant, memory, draft, actor, action, vector) -> Memory
 
 def memory_correct(*, tenant: Tenant, memory: Memory, actor: Actor, statement: str | None = None,
                    source_kind: str = "user_explicit", **changes) -> Memory:
-    """A correction: a new version carrying the changed fields, superseding `memory`."""
+    """A correction: a new version carrying the changed fields, superseding `memory` (or, for a
+    procedure, proposing to). A source of lower authority than the memory's is refused."""
+    if source_authority(source_kind) < source_authority(memory.source_kind):
+        raise Outranked(old=memory, source_kind=source_kind)
     draft = MemoryDraft(
         statement=statement if statement is not None else memory.statement,
         memory_type=changes.pop("memory_type", memory.memory_type),
@@ -475,36 +548,131 @@ def memory_correct(*, tenant: Tenant, memory: Memory, actor: Actor, statement: s
     return memory_supersede(tenant=tenant, memory=memory, draft=draft, actor=actor, action="memory_corrected")
 
 
-def memory_descendants(*, memory: Memory) -> list[Memory]:
-    """Everything derived from `memory`, transitively (summaries of summaries included)."""
+def _descendants_of(*, tenant_id, ids) -> dict:
+    """Everything derived from the memories `ids`, transitively (summaries of summaries
+    included), by pk; the memories themselves left out."""
     found: dict = {}
-    frontier = [memory.pk]
+    roots = set(ids)
+    frontier = list(roots)
     while frontier:
         children = list(
-            Memory.objects.filter(tenant_id=memory.tenant_id, source_links__source_id__in=frontier).distinct()
+            Memory.objects.filter(tenant_id=tenant_id, source_links__source_id__in=frontier).distinct()
         )
-        frontier = [c.pk for c in children if c.pk not in found and c.pk != memory.pk]
+        frontier = [c.pk for c in children if c.pk not in found and c.pk not in roots]
         for child in children:
-            found.setdefault(child.pk, child)
-    return list(found.values())
+            if child.pk not in roots:
+                found.setdefault(child.pk, child)
+    return found
+
+
+def memory_descendants(*, memory: Memory) -> list[Memory]:
+    """Everything derived from `memory`, transitively (summaries of summaries included)."""
+    return list(_descendants_of(tenant_id=memory.tenant_id, ids=[memory.pk]).values())
+
+
+def _is_derived(memory: Memory) -> bool:
+    # Summaries and merges: regenerable copies of what they were made from.
+    return memory.source_links.exists() or (isinstance(memory.metadata, dict)
+                                            and memory.metadata.get("kind") == "session_summary")
+
+
+@dataclass
+class ForgetPlan:
+    """What forgetting one memory takes with it, and what it keeps."""
+
+    memory: Memory
+    versions: list[Memory]  # the memory and every version it replaced (and what they retired)
+    evidence_episodes: list[Memory]  # the messages that state it, as episodes
+    derived: list[Memory]  # summaries, merges and facts made from any of the above
+    event_ids: list  # the source messages themselves
+    kept: list[Memory]  # other memories drawn from those messages: kept, their link to them removed
+
+    @property
+    def memories(self) -> list[Memory]:
+        return [*self.versions, *self.evidence_episodes, *self.derived]
+
+
+def memory_forget_plan(*, memory: Memory) -> ForgetPlan:
+    """Everything that states what `memory` says: its earlier versions (a current fact
+    forgotten must not come back through the value it replaced being "history"), the messages it
+    was drawn from (as events and as episodes), and whatever was derived from any of them. An
+    episode forgotten takes the facts extracted from its message with it. Another fact drawn
+    from the same message is not forgotten (the person did not ask), but loses its link to the
+    erased message; the plan names it under `kept`."""
+    tenant_id = memory.tenant_id
+    live = Memory.objects.filter(tenant_id=tenant_id, erasing=False)
+    versions = {memory.pk: memory}
+    frontier = [memory.pk]
+    while frontier:
+        earlier = list(live.filter(superseded_by_id__in=frontier).exclude(pk__in=list(versions)))
+        for m in earlier:
+            versions[m.pk] = m
+        frontier = [m.pk for m in earlier]
+    # The messages that state it: a fact's evidence (each restatement reinforced it) and every
+    # version's own source. An episode's other evidence is context, not a statement of it.
+    facts = [pk for pk, m in versions.items() if m.memory_type != Memory.Type.EPISODIC]
+    events = set(MemoryEvidence.objects.filter(tenant_id=tenant_id, memory_id__in=facts)
+                 .values_list("event_id", flat=True))
+    events |= {m.source_event_id for m in versions.values() if m.source_event_id}
+    episodes = {m.pk: m for m in live.filter(source_event_id__in=events, memory_type=Memory.Type.EPISODIC)
+                .exclude(pk__in=list(versions))}
+    doomed = {**versions, **episodes}
+    derived = _descendants_of(tenant_id=tenant_id, ids=list(doomed))
+    if memory.memory_type == Memory.Type.EPISODIC and memory.source_event_id:
+        for fact in live.filter(source_event_id=memory.source_event_id).exclude(pk__in=list(doomed)):
+            derived.setdefault(fact.pk, fact)
+    kept: dict = {}
+    citing = live.filter(Q(evidence_links__event_id__in=events) | Q(source_event_id__in=events)).distinct()
+    for other in citing.exclude(pk__in=[*doomed, *derived]):
+        if _is_derived(other):
+            derived.setdefault(other.pk, other)
+        else:
+            kept[other.pk] = other
+    derived.update({k: v for k, v in _descendants_of(tenant_id=tenant_id, ids=list(derived)).items()
+                    if k not in doomed})
+    for pk in derived:
+        kept.pop(pk, None)
+    return ForgetPlan(
+        memory=memory,
+        versions=sorted(versions.values(), key=lambda m: (m.valid_from, m.recorded_at)),
+        evidence_episodes=list(episodes.values()),
+        derived=[m for pk, m in derived.items() if pk not in doomed],
+        event_ids=sorted(events, key=str),
+        kept=list(kept.values()),
+    )
+
+
+def _withdraw_exports(*, tenant: Tenant, subject_id) -> int:
+    """Exports made so far hold what is being erased: never served again from now on."""
+    return ExportFile.objects.filter(tenant=tenant, subject_row_id=subject_id, withdrawn_at__isnull=True).update(
+        withdrawn_at=timezone.now()
+    )
 
 
 @transaction.atomic
 def memory_forget(*, tenant: Tenant, memory: Memory, actor: Actor) -> Job:
-    """Forget a memory and everything derived from it. Marks them first (so they are never
-    returned again), then a deletion job removes them and verifies nothing is left."""
+    """Forget a memory, its versions, the messages it was drawn from and everything derived
+    from them (memory_forget_plan). Marks them first (so they are never returned again, and the
+    subject's exports are withdrawn), then a deletion job removes them and verifies that nothing
+    states the forgotten content any more."""
     tenant_activate(tenant=tenant)
-    doomed = [memory, *memory_descendants(memory=memory)]
-    ids = [m.pk for m in doomed]
+    lock_subject(tenant=tenant, subject_id=memory.subject_id)
+    plan = memory_forget_plan(memory=memory)
+    ids = [m.pk for m in plan.memories]
     Memory.objects.filter(tenant=tenant, pk__in=ids).update(erasing=True)
+    _withdraw_exports(tenant=tenant, subject_id=memory.subject_id)
     subject_ref = memory.subject.external_id
     job = job_create(
         tenant=tenant, kind=Job.Kind.DELETION, subject_ref=subject_ref,
-        params={"scope": "memory", "memory_ids": [str(i) for i in ids]}, total=len(ids), actor=str(actor),
+        params={"scope": "memory", "memory_ids": [str(i) for i in ids],
+                "event_ids": [str(i) for i in plan.event_ids], "kept_memory_ids": [str(m.pk) for m in plan.kept]},
+        total=len(ids) + len(plan.event_ids), actor=str(actor),
     )
     audit_record(
         tenant=tenant, actor=actor, action="memory_forget_requested", subject_ref=subject_ref, memory_id=memory.id,
-        target=job.public_id, details={"memories": len(ids)},
+        target=job.public_id,
+        details={"memories": len(ids), "events": len(plan.event_ids), "kept": len(plan.kept),
+                 "memory_ids": [m.public_id for m in plan.memories]},
     )
     return job
 
@@ -514,24 +682,35 @@ def subject_erase_request(*, tenant: Tenant, subject_ref: str, actor: Actor) -> 
     """Erase a subject and everything about it: marked now, deleted in batches by a job.
 
     Only the subject row is marked: every read scopes memories through an active subject, and
-    marking each memory would rewrite every row (and its HNSW entry) inside this request."""
+    marking each memory would rewrite every row (and its HNSW entry) inside this request. Its
+    exports are withdrawn at once. The job names the Subject row, so that once the id is free
+    again, nothing about the next person with it is touched."""
     tenant_activate(tenant=tenant)
-    Subject.objects.filter(tenant=tenant, external_id=subject_ref).update(status=Subject.Status.ERASING)
+    subject = Subject.objects.select_for_update().filter(tenant=tenant, external_id=subject_ref).first()
+    params = {"scope": "subject"}
+    if subject is not None:
+        if subject.status != Subject.Status.ERASING:
+            subject.status = Subject.Status.ERASING
+            subject.save(update_fields=["status"])
+        _withdraw_exports(tenant=tenant, subject_id=subject.pk)
+        params["subject_row_id"] = subject.pk
     job = job_create(
-        tenant=tenant, kind=Job.Kind.DELETION, subject_ref=subject_ref, params={"scope": "subject"},
-        actor=str(actor),
+        tenant=tenant, kind=Job.Kind.DELETION, subject_ref=subject_ref, params=params, actor=str(actor),
     )
     audit_record(
         tenant=tenant, actor=actor, action="subject_erase_requested", subject_ref=subject_ref,
-        target=job.public_id,
+        subject_row_id=subject.pk if subject is not None else None, target=job.public_id,
     )
     return job
 
 
 @transaction.atomic
 def memory_review(*, tenant: Tenant, memory: Memory, approve: bool, actor: Actor) -> Memory:
-    """An admin's decision on a procedural memory waiting for approval."""
+    """An admin's decision on a procedural memory waiting for approval. Approval retires the
+    memory it was proposed for (and any other active procedure under its key); rejection leaves
+    everything current as it was."""
     tenant_activate(tenant=tenant)
+    lock_subject(tenant=tenant, subject_id=memory.subject_id)
     memory = Memory.objects.select_for_update().filter(pk=memory.pk, tenant=tenant).first()
     if memory is None:
         raise NotFound("memory")
@@ -540,15 +719,26 @@ def memory_review(*, tenant: Tenant, memory: Memory, approve: bool, actor: Actor
     before = memory_snapshot(memory)
     memory.status = Memory.Status.ACTIVE if approve else Memory.Status.REJECTED
     memory.save(update_fields=["status"])
+    subject_ref = memory.subject.external_id
+    retired = []
     if approve:
-        # An approved procedure replaces the active one it was proposed against.
-        for old in Memory.objects.filter(
-            tenant=tenant, subject=memory.subject, status=Memory.Status.ACTIVE,
-            memory_type=Memory.Type.PROCEDURAL, namespace=memory.namespace, key=memory.key,
-        ).exclude(pk=memory.pk).exclude(key=""):
-            _retire(memory=old, successor=memory, at=timezone.now())
+        replaced = Q(pk=memory.proposal_for_id) if memory.proposal_for_id else Q(pk__in=[])
+        if memory.key:
+            replaced |= Q(memory_type=Memory.Type.PROCEDURAL, namespace=memory.namespace, key=memory.key)
+        now = timezone.now()
+        for old in Memory.objects.select_for_update().filter(
+            replaced, tenant=tenant, subject=memory.subject, status=Memory.Status.ACTIVE, erasing=False,
+        ).exclude(pk=memory.pk):
+            old_before = memory_snapshot(old)
+            _retire(memory=old, successor=memory, at=now)
+            retired.append(old)
+            audit_record(
+                tenant=tenant, actor=actor, action="memory_superseded", subject_ref=subject_ref, memory_id=old.id,
+                before=old_before, after=memory_snapshot(old), details={"superseded_by": memory.public_id},
+            )
     audit_record(
         tenant=tenant, actor=actor, action="memory_approved" if approve else "memory_rejected",
-        subject_ref=memory.subject.external_id, memory_id=memory.id, before=before, after=memory_snapshot(memory),
+        subject_ref=subject_ref, memory_id=memory.id, before=before, after=memory_snapshot(memory),
+        details={"supersedes": [m.public_id for m in retired]},
     )
     return memory

@@ -50,10 +50,14 @@ def test_export_request_is_202_with_an_export_job(client_a, client_b):
 
 
 def _export_file(tenant, subject_ref, content, expires_in=timedelta(hours=1)) -> ExportFile:
+    from memoryapp.services.tenants import subject_get_or_create
+
     with as_tenant(tenant):
+        # As the export job stores it: made from one Subject row.
+        subject = subject_get_or_create(tenant=tenant, external_id=subject_ref)
         return ExportFile.objects.create(
-            tenant=tenant, subject_ref=subject_ref, content=json.dumps(content).encode(), size=10,
-            expires_at=timezone.now() + expires_in,
+            tenant=tenant, subject_ref=subject_ref, subject_row_id=subject.pk, content=json.dumps(content).encode(),
+            size=10, expires_at=timezone.now() + expires_in,
         )
 
 

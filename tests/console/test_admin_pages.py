@@ -2,8 +2,10 @@
 comes from the admin's own account: another tenant's admin, and any subject owner, get nothing."""
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from memoryapp.models import ApiKey, AuditEntry, Event, Job, Memory
+from memoryapp.services.audit import audit_seal
 from memoryapp.services.events import EventInput, event_append
 from memoryapp.services.memories import MemoryDraft, memory_write
 from tests.conftest import as_tenant
@@ -43,11 +45,13 @@ def test_audit_log_lists_own_tenant_and_verifies_the_chain(world, hx):
 
 
 def test_audit_log_says_when_the_chain_is_broken(world):
-    # The application role may only blank payloads during erasure; forging one without marking
-    # it redacted is exactly the tampering the chain must reveal.
+    # The application role may only blank payloads, and only an erasure's chained redaction
+    # entry makes a blank payload legitimate: blanking one behind the chain's back (here, with
+    # the redaction stamp an erasure would set) is exactly the tampering the chain must reveal.
+    audit_seal(tenant=world.tenant_a)  # what the after-commit seal does in production
     with as_tenant(world.tenant_a):
         entry = AuditEntry.objects.filter(action="memory_written").order_by("seq").first()
-        AuditEntry.objects.filter(pk=entry.pk).update(after={"statement": "forged"})
+        AuditEntry.objects.filter(pk=entry.pk).update(after=None, redacted_at=timezone.now())
     html = body(client_for(world.admin_a).get(reverse("console:admin_audit")))
     assert "The chain does not verify" in html and f"entry {entry.seq} payload was altered" in html
 

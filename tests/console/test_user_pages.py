@@ -3,7 +3,7 @@ never another subject's or another tenant's, whatever URL or fragment is asked f
 import pytest
 from django.urls import reverse
 
-from memoryapp.models import Job, Memory
+from memoryapp.models import Job, Memory, Subject
 from tests.conftest import as_tenant
 from tests.console.conftest import SECRET_TEXT, client_for, write, write_many
 
@@ -186,7 +186,8 @@ def test_data_page_and_erase_needs_the_typed_word(world):
     assert accepted.status_code == 302
     with as_tenant(world.tenant_a):
         job = Job.objects.get(kind="deletion")
-        assert job.subject_ref == "alice" and job.params == {"scope": "subject"}
+        alice = Subject.objects.get(external_id="alice")
+        assert job.subject_ref == "alice" and job.params == {"scope": "subject", "subject_row_id": alice.pk}
         # Only Alice is being erased: Bob's memory is untouched.
         assert not Memory.objects.get(pk=world.mem[("a", "bob")].pk).erasing
 
@@ -234,11 +235,13 @@ def test_export_download_serves_own_file_only(world):
 
     from django.utils import timezone
 
-    from memoryapp.models import ExportFile
+    from memoryapp.models import ExportFile, Subject
 
     with as_tenant(world.tenant_a):
-        export = ExportFile.objects.create(tenant=world.tenant_a, subject_ref="alice", content=b'{"who": "alice-a"}',
-                                           size=18, expires_at=timezone.now() + timedelta(hours=1))
+        alice = Subject.objects.get(external_id="alice")
+        export = ExportFile.objects.create(tenant=world.tenant_a, subject_ref="alice", subject_row_id=alice.pk,
+                                           content=b'{"who": "alice-a"}', size=18,
+                                           expires_at=timezone.now() + timedelta(hours=1))
     url = reverse("console:export_download", args=[export.public_id])
     own = client_for(world.alice_a).get(url)
     assert own.status_code == 200 and own.content == b'{"who": "alice-a"}'

@@ -191,7 +191,7 @@ def test_subject_erasure_never_touches_another_tenant_or_another_subject(tenant_
 
 
 @pytest.mark.django_db
-def test_forgetting_a_memory_removes_what_was_derived_from_it_but_not_shared_events(tenant_a, actor):
+def test_forgetting_a_memory_removes_what_was_derived_from_it_and_the_message_that_states_it(tenant_a, actor):
     events = append(tenant_a, "alice", actor, ("e-1", "user", "I moved to Bergen last spring, near the fish market."))
     with as_tenant(tenant_a):
         event = Event.objects.get(pk=events[0].pk)
@@ -215,10 +215,14 @@ def test_forgetting_a_memory_removes_what_was_derived_from_it_but_not_shared_eve
 
     assert job.status == "succeeded" and job.result["verification"]["passed"], job.result
     assert job.result["removed"]["memories"] == 3 and job.result["removed"]["derived_memories"] == 2
-    assert job.result["removed"]["events"] == 0  # the event is also cited by another memory
+    # The message states where Alice lives: it goes. The other fact drawn from it stays (she did
+    # not ask to forget it), without the link, and the receipt says so.
+    assert job.result["removed"]["events"] == 1
+    assert job.result["kept"]["memories"] == 1
     with as_tenant(tenant_a):
         assert list(Memory.objects.values_list("pk", flat=True)) == [other.pk]
-        assert Event.objects.filter(pk=event.pk).exists()
+        assert not Event.objects.filter(pk=event.pk).exists()
+        assert Memory.objects.get(pk=other.pk).source_event_id is None
         assert ReadAudit.objects.get().memory_ids == [other.pk]
         assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["b"]
         for m in (fact, summary, summary_of_summary):

@@ -119,10 +119,15 @@ def test_audit_chain_detects_an_edited_payload(tenant_a, actor):
     with as_tenant(tenant_a):
         entry = AuditEntry.objects.get(tenant=tenant_a, action="memory_written")
     with connections["owner"].cursor() as cursor:
-        cursor.execute(
-            "UPDATE memoryapp_auditentry SET after = jsonb_set(after, '{statement}', '\"I like coffee.\"') "
-            "WHERE id = %s", [entry.pk],
-        )
+        # The trigger refuses any role; an attacker with owner rights turns it off first.
+        cursor.execute("ALTER TABLE memoryapp_auditentry DISABLE TRIGGER memory_audit_append_only")
+        try:
+            cursor.execute(
+                "UPDATE memoryapp_auditentry SET after = jsonb_set(after, '{statement}', '\"I like coffee.\"') "
+                "WHERE id = %s", [entry.pk],
+            )
+        finally:
+            cursor.execute("ALTER TABLE memoryapp_auditentry ENABLE TRIGGER memory_audit_append_only")
     assert not audit_verify(tenant=tenant_a).ok
 
 

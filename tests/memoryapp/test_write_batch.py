@@ -9,7 +9,7 @@ from django.db import transaction
 from memoryapp import embeddings
 from memoryapp.errors import PolicyRejected
 from memoryapp.models import AuditEntry, Memory
-from memoryapp.services.audit import AuditBuffer, audit_record, audit_verify
+from memoryapp.services.audit import AuditBuffer, audit_record, audit_seal, audit_verify
 from memoryapp.services.memories import MemoryDraft, MemoryWriteBatch, memory_write
 from memoryapp.services.tenants import subject_get_or_create
 from memoryapp.tenancy import tenant_activate
@@ -26,9 +26,10 @@ def at(minutes):
 
 # One subject's story in write order: a fact, the same fact again (reinforcement), a new value
 # from the subject (supersession), a late older value (history), an inference that may not
-# overrule the user (conflict), a secret (refused), a procedure (waits for approval), the
+# overrule the user (outranked), a secret (refused), a procedure (waits for approval), the
 # current value again (reinforcement) and the first value again (a new version, not a
-# reinforcement of the superseded one).
+# reinforcement of the superseded one). The inference is outranked: stored as a claim that never
+# held, and the user's fact is not flagged.
 DRAFTS = [
     dict(statement="The user lives in Lisbon.", key="user:home_city", source_kind="user", valid_from=at(0)),
     dict(statement="The user lives in Lisbon.", key="user:home_city", source_kind="user", valid_from=at(5),
@@ -95,7 +96,8 @@ def state(tenant, subject):
             for m in memories
         ]
         trail = []
-        for entry in AuditEntry.objects.filter(tenant=tenant, subject_ref=subject).order_by("seq"):
+        # Entries are sealed into the chain after commit; before that, id order is write order.
+        for entry in AuditEntry.objects.filter(tenant=tenant, subject_ref=subject).order_by("id"):
             details = {k: ([by_public.get(x, x) for x in v] if isinstance(v, list) else by_public.get(v, v))
                        for k, v in entry.details.items()}
             trail.append((entry.action, by_id.get(entry.memory_id), details, entry.before, entry.after))
@@ -128,6 +130,7 @@ def test_an_audit_buffer_chains_its_entries_after_those_recorded_directly(tenant
         assert AuditEntry.objects.filter(tenant=tenant_a).count() == 1  # nothing before flush()
         buffer.flush()
         audit_record(tenant=tenant_a, actor=actor, action="last")
+        assert audit_seal(tenant=tenant_a) == 5  # (after commit, in production)
         entries = list(AuditEntry.objects.filter(tenant=tenant_a).order_by("seq"))
         assert [(e.seq, e.action) for e in entries] == [
             (1, "first"), (2, "buffered-0"), (3, "buffered-1"), (4, "buffered-2"), (5, "last")]

@@ -84,9 +84,14 @@ def test_the_user_restating_a_new_value_updates_but_an_inference_never_overrides
     ingest(tenant_a, "alice", actor, ("e1", "user", "I live in Oslo.", None, at(0)),
            ("e2", "assistant", "So you live in Bergen now.", None, at(10)))
     facts = {m.statement: m for m in semantic(tenant_a, "alice")}
-    assert facts["Home city: The user lives in Oslo."].status == "active"
+    users = facts["Home city: The user lives in Oslo."]
+    assert users.status == "active" and "conflict" not in users.flags
+    # Outranked: kept as a claim that never held (history), the user's fact neither replaced,
+    # shortened nor flagged.
     inferred = facts["Home city: The user lives in Bergen."]
-    assert inferred.status == "active" and "conflict" in inferred.flags and inferred.source_kind == "assistant"
+    assert inferred.status == "superseded" and inferred.status_reason == "outranked"
+    assert inferred.superseded_by_id == users.pk and inferred.valid_to == inferred.valid_from
+    assert inferred.source_kind == "assistant" and users.valid_to is None
     ingest(tenant_a, "alice", actor, ("e3", "user", "I live in Trondheim.", None, at(20)))
     active = [m.statement for m in semantic(tenant_a, "alice", status="active")]
     assert active == ["Home city: The user lives in Trondheim."]

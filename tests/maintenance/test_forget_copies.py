@@ -1,0 +1,94 @@
+"""Forgetting a fact forgets what states it: its earlier versions and the messages it came from,
+at once for every reader; the receipt says what was kept and why, and its verification looks for
+the forgotten content itself, so it fails when a copy remains."""
+import pytest
+
+from memoryapp.models import Event, Job, Memory
+from memoryapp.selectors.memories import parse_public_id
+from tests.api.conftest import make_client, post, write
+from tests.conftest import as_tenant
+from tests.maintenance.conftest import run
+
+pytestmark = pytest.mark.django_db
+
+CONVERSATION = [
+    {"event_id": "e1", "role": "user", "content": "I live in Springfield.", "occurred_at": "2026-01-05T10:00:00+00:00"},
+    {"event_id": "e2", "role": "user", "content": "My sister plays the cello.", "occurred_at": "2026-01-05T10:01:00+00:00"},
+    {"event_id": "e3", "role": "user", "content": "I moved to Shelbyville last month.",
+     "occurred_at": "2026-03-01T10:00:00+00:00"},
+]
+
+
+def everything_an_agent_can_read(client, query):
+    found = post(client, "subjects/alice/search", {"query": query, "k": 50, "include_superseded": True}).json()
+    context = post(client, "subjects/alice/context", {"query": query}).json()["context"]
+    listed = client.get("/api/v1/subjects/alice/memories?limit=500").json()["results"]
+    return " ".join([*(r["statement"] for r in found["results"]), context, *(m["statement"] for m in listed)])
+
+
+def job_of(tenant, response):
+    assert response.status_code == 202, response.content
+    with as_tenant(tenant):
+        return Job.objects.get(pk=parse_public_id(response.json()["job"], "job"))
+
+
+def test_forgetting_the_current_fact_forgets_its_versions_and_the_messages_that_state_them(tenant_a):
+    client = make_client(tenant_a)
+    post(client, "subjects/alice/events", {"events": CONVERSATION})
+    with as_tenant(tenant_a):
+        run(tenant_a, Job.objects.get(kind="extraction"))
+        current = Memory.objects.get(key="user:home_city", status="active")
+    assert "Shelbyville" in current.statement
+    assert "Springfield" in everything_an_agent_can_read(client, "Where do I live?")
+
+    job = job_of(tenant_a, client.delete(f"/api/v1/subjects/alice/memories/{current.public_id}"))
+
+    # Before the deletion job runs: nothing states either home to any reader.
+    text = everything_an_agent_can_read(client, "Where do I live?")
+    assert "Springfield" not in text and "Shelbyville" not in text
+    assert "cello" in everything_an_agent_can_read(client, "What does my sister play?")
+
+    job = run(tenant_a, job)
+    assert job.status == "succeeded" and job.result["verification"]["passed"], job.result
+    assert job.result["removed"]["events"] == 2
+    with as_tenant(tenant_a):
+        assert set(Event.objects.values_list("event_id", flat=True)) == {"e2"}
+        left = " ".join(Memory.objects.values_list("statement", flat=True))
+    assert "Springfield" not in left and "Shelbyville" not in left and "cello" in left
+
+
+def test_the_receipt_fails_when_a_copy_of_the_forgotten_content_remains(tenant_a):
+    client = make_client(tenant_a)
+    doomed = write(client, "alice", "The user lives in Springfield.", namespace="home")
+    write(client, "alice", "The user lives in Springfield.", namespace="travel")  # a copy elsewhere
+
+    job = run(tenant_a, job_of(tenant_a, client.delete(f"/api/v1/subjects/alice/memories/{doomed['id']}")))
+
+    verification = job.result["verification"]
+    assert verification["passed"] is False
+    assert verification["residue"].get("text:memory") == 1
+
+
+def test_a_near_identical_copy_fails_the_receipt_too(tenant_a):
+    client = make_client(tenant_a)
+    doomed = write(client, "alice", "The user lives in Springfield.")
+    write(client, "alice", "User lives in Springfield", namespace="travel")
+    job = run(tenant_a, job_of(tenant_a, client.delete(f"/api/v1/subjects/alice/memories/{doomed['id']}")))
+    assert job.result["verification"]["residue"].get("near_copy:memory") == 1
+
+
+def test_a_different_fact_of_the_same_message_is_kept_and_the_receipt_says_so(tenant_a):
+    client = make_client(tenant_a)
+    post(client, "subjects/alice/events",
+         {"event_id": "e1", "role": "user", "content": "I live in Springfield and I work at Globex."})
+    with as_tenant(tenant_a):
+        run(tenant_a, Job.objects.get(kind="extraction"))
+        home = Memory.objects.get(key="user:home_city")
+        work = Memory.objects.get(key="user:employer")
+    job = run(tenant_a, job_of(tenant_a, client.delete(f"/api/v1/subjects/alice/memories/{home.public_id}")))
+    assert job.result["verification"]["passed"], job.result
+    assert job.result["kept"]["memories"] == 1 and "kept" in job.result["kept"]["why"]
+    with as_tenant(tenant_a):
+        work = Memory.objects.get(pk=work.pk)
+        assert work.status == "active" and work.source_event_id is None  # its message is gone
+        assert not Event.objects.exists()

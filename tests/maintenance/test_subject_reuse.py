@@ -1,0 +1,101 @@
+"""Nothing of an erased person reaches whoever later uses the same subject id, and nothing being
+erased is served while the erasure waits for its job: exports are withdrawn the moment a forget
+or an erasure is accepted."""
+import json
+
+import pytest
+from django.urls import reverse
+
+from memoryapp.models import Job
+from memoryapp.selectors.memories import parse_public_id
+from tests.api.conftest import make_client, post
+from tests.conftest import as_tenant
+from tests.maintenance.conftest import run
+
+pytestmark = pytest.mark.django_db
+
+
+def job_of(tenant, response):
+    assert response.status_code == 202, response.content
+    with as_tenant(tenant):
+        return Job.objects.get(pk=parse_public_id(response.json()["job"], "job"))
+
+
+def export_now(client, tenant, subject):
+    job = run(tenant, job_of(tenant, post(client, f"subjects/{subject}/exports")))
+    assert job.status == "succeeded", job.error
+    return job.result["download"]
+
+
+def test_a_reused_subject_id_gets_none_of_the_erased_persons_trail(tenant_a):
+    client = make_client(tenant_a)
+    first = post(client, "subjects/sam/memories", {"statement": "I grew up in Ravenna."}).json()
+    post(client, "subjects/sam/events", {"event_id": "old-1", "role": "user", "content": "I keep bees."})
+    with as_tenant(tenant_a):
+        extraction = Job.objects.get(kind="extraction", subject_ref="sam")
+    run(tenant_a, extraction)
+    post(client, "subjects/sam/search", {"query": "where did I grow up"})
+    old_export = export_now(client, tenant_a, "sam")
+    erasure = run(tenant_a, job_of(tenant_a, client.delete("/api/v1/subjects/sam")))
+    assert erasure.result["verification"]["passed"], erasure.result
+
+    # Someone new gets the id.
+    second = post(client, "subjects/sam/memories", {"statement": "I prefer window seats."}).json()
+    document = json.loads(client.get(export_now(client, tenant_a, "sam")).content)
+
+    assert [m["statement"] for m in document["memories"]] == ["I prefer window seats."]
+    assert document["events"] == []
+    text = json.dumps(document["audit"])
+    for trace in (first["id"], extraction.public_id, erasure.public_id, old_export.rsplit("/", 1)[-1], "old-1"):
+        assert trace not in text, trace
+    assert {entry["action"] for entry in document["audit"]} <= {"memory_written", "export_requested"}
+    assert second["id"] in text
+    assert client.get(old_export).status_code == 404
+
+
+@pytest.mark.parametrize("how", ["erase", "forget"])
+def test_exports_are_withdrawn_the_moment_an_erasure_or_a_forget_is_accepted(tenant_a, how):
+    client = make_client(tenant_a)
+    memory = post(client, "subjects/sam/memories", {"statement": "My allotment is plot 14 by the canal."}).json()
+    download = export_now(client, tenant_a, "sam")
+    assert client.get(download).status_code == 200
+
+    if how == "erase":
+        response = client.delete("/api/v1/subjects/sam")
+    else:
+        response = client.delete(f"/api/v1/subjects/sam/memories/{memory['id']}")
+    assert response.status_code == 202
+
+    # The deletion job has not run yet: the file is already gone for every door.
+    response = client.get(download)
+    assert response.status_code == 404 and response.json()["error"]["code"] == "export_not_found"
+    bound = make_client(tenant_a, "sam")
+    assert bound.get(download).status_code == 404
+
+
+def test_the_console_download_is_withdrawn_too(tenant_a):
+    from django.test import Client
+
+    from memoryapp.services.signin import console_subject_user_get_or_create
+
+    client = make_client(tenant_a)
+    post(client, "subjects/sam/memories", {"statement": "My allotment is plot 14 by the canal."})
+    export_id = export_now(client, tenant_a, "sam").rsplit("/", 1)[-1]
+    browser = Client()
+    browser.force_login(console_subject_user_get_or_create(tenant=tenant_a, subject_ref="sam"))
+    url = reverse("console:export_download", args=[export_id])
+    assert browser.get(url).status_code == 200
+    client.delete("/api/v1/subjects/sam")  # accepted; the deletion job has not run
+    assert browser.get(url).status_code == 404
+
+
+def test_an_idempotent_replay_does_not_hand_back_what_is_being_erased(tenant_a):
+    client = make_client(tenant_a)
+    body = {"statement": "My allotment is plot 14 by the canal."}
+    first = post(client, "subjects/sam/memories", body, HTTP_IDEMPOTENCY_KEY="k-1")
+    assert first.status_code == 201
+    replay = post(client, "subjects/sam/memories", body, HTTP_IDEMPOTENCY_KEY="k-1")
+    assert replay.status_code == 201 and replay.json() == first.json()
+    client.delete(f"/api/v1/subjects/sam/memories/{first.json()['id']}")
+    replay = post(client, "subjects/sam/memories", body, HTTP_IDEMPOTENCY_KEY="k-1")
+    assert replay.status_code == 409 and "plot 14" not in replay.content.decode()

@@ -48,14 +48,8 @@ SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("bearer_token", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}")),
     ("connection_string_password", re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:[^\s@/]+@[^\s]+", re.I)),
     ("signed_url", re.compile(r"https?://\S+[?&](?:X-Amz-Signature|Signature|sig|X-Goog-Signature|token|access_token)=[^\s&]+", re.I)),
-    ("password", re.compile(
-        r"(?i)\b(?:password|passwd|passphrase|pwd|passcode|pin(?:\s*code)?)\b(?:\s+(?:is|was|to|for\s+\S+(?:\s+\S+)?\s+is))?\s*[:=]?\s*[\"']?(?=[^\s\"']*[\d!@#$%^&*_\-A-Z])[^\s\"']{4,}"
-    )),
     ("api_key", re.compile(
         r"(?i)\b(?:api[_ -]?key|secret[_ -]?key|access[_ -]?token|auth[_ -]?token|client[_ -]?secret|token|secret)\b(?:\s+(?:is|was))?\s*[:=]?\s*[\"']?[A-Za-z0-9_\-./+=]{12,}"
-    )),
-    ("one_time_code", re.compile(
-        r"(?i)\b(?:otp|one[- ]time (?:code|password|passcode)|verification code|security code|2fa code|mfa code|auth(?:entication)? code|login code|code)\b(?:\s+(?:is|was))?\s*[:=]?\s*\d{4,8}\b"
     )),
     ("card_number", re.compile(r"\b(?:\d[ -]?){12,18}\d\b")),
     ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){3,7}(?:\s?[A-Z0-9]{1,3})?\b")),
@@ -75,6 +69,100 @@ def _luhn_ok(digits: str) -> bool:
     return total % 10 == 0
 
 
+# Credentials people describe in words ("my PIN number is 7391", "the door code for the shed is
+# 4482", "password for Nordbank is kestrel-Fjord-22"): a word that names a credential, then,
+# within a few words, a value shaped like one. The finding spans both, so a redaction covers the
+# value, not just the word (a redaction that leaves "My [redacted password] is 7391" redacts
+# nothing).
+CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
+    ("one_time_code", re.compile(
+        r"(?i)\b(?:otp|one[- ]time\s+(?:code|password|passcode|pin)|(?:verification|confirmation|security|2fa|mfa|"
+        r"auth(?:entication)?|login|sign[- ]?in|recovery|backup|reset)\s+codes?)\b")),
+    ("access_code", re.compile(
+        r"(?i)\b(?:(?:door|gate|alarm|lock|safe|locker|garage|access|entry|entrance|building|keypad|unlock|"
+        r"padlock|bike\s+lock)\s+(?:codes?|combination|pin)|combination)\b")),
+    ("pin", re.compile(r"(?i)\bpin(?:\s*(?:code|number|no\.?|#))?\b")),
+    ("password", re.compile(r"(?i)\b(?:pass(?:word|wd|phrase|code)s?|pwd)\b")),
+    # A bare "code" only directly before digits: "zip code", "dress code" and "source code" are
+    # not credentials.
+    ("one_time_code", re.compile(
+        r"(?i)(?<!zip )(?<!postal )(?<!post )(?<!area )(?<!country )(?<!dress )(?<!source )(?<!promo )"
+        r"(?<!discount )(?<!error )(?<!status )(?<!product )(?<!colour )(?<!color )(?<!qr )(?<!bar )"
+        r"(?<!tax )(?<!airport )(?<!language )\bcode\b(?=\s*(?:is|was|:|=)?\s*\d{4,8}\b)")),
+]
+# Words that may stand between the credential word and its value.
+_FILLERS = frozenset(
+    "is was are were will be to for of the my our your his her their a an on at number no no. # code new old "
+    "current still now set reset changed just it's its this that here here's".split()
+)
+_ASSIGNMENT = frozenset({"is", "was", "are", "were", ":", "=", "it's"})
+# After "is": a place or a negation, not the value ("my password is in the drawer").
+_STOP = frozenset("in on at under behind inside written stored saved kept the a an not never somewhere with".split())
+# The clause moved on: whatever comes next is not this credential's value.
+_BREAK = frozenset("and or but because so which while when if than".split())
+_PREPOSITIONS_BEFORE_YEARS = frozenset({"in", "since", "from", "until", "of", "by", "before", "after", "during"})
+_MAX_GAP = 6
+_TOKEN = re.compile(r"\S+")
+_EDGE_PUNCTUATION = "\"'()[]{}<>,;.!?“”‘’"
+_TIME = re.compile(r"(?i)^\d{1,2}[:.]\d{2}(?:am|pm)?$|^\d{1,2}(?:am|pm)$|^\d+(?:st|nd|rd|th)$")
+
+
+def credential_shaped(token: str, *, previous: str = "") -> bool:
+    """A value that looks like a credential rather than a word of the sentence: enough digits,
+    letters mixed with digits, or symbols mixed in."""
+    if len(token) < 4 or _TIME.match(token):
+        return False
+    digits = sum(c.isdigit() for c in token)
+    letters = sum(c.isalpha() for c in token)
+    if digits and not letters and re.fullmatch(r"(?:19|20)\d{2}", token) and previous in _PREPOSITIONS_BEFORE_YEARS:
+        return False  # "changed in 2019"
+    if digits >= 4 and not letters:
+        return True
+    if digits and letters:
+        return True
+    if letters and any(c in "!@#$%^&*+=_~/\\|" for c in token) and len(token) >= 6:
+        return True
+    return len(token) >= 8 and any(c.isupper() for c in token[1:]) and any(c.islower() for c in token)
+
+
+def _credential_findings(text: str) -> list[SecretFinding]:
+    findings = []
+    for kind, word in CREDENTIAL_WORDS:
+        for match in word.finditer(text):
+            end = _credential_value_end(text, match.end(), strict=kind == "password")
+            if end is not None:
+                findings.append(SecretFinding(kind, match.start(), end))
+    return findings
+
+
+def _credential_value_end(text: str, start: int, *, strict: bool) -> int | None:
+    """Where the credential value after position `start` ends, or None when no value follows
+    within a few words. `strict` (passwords): a plain word right after "is", ":" or "=" is taken
+    as the value too ("my password is hunter")."""
+    previous = ""
+    for count, token in enumerate(_TOKEN.finditer(text, start)):
+        if count >= _MAX_GAP:
+            return None
+        raw = token.group()
+        word = raw.strip(_EDGE_PUNCTUATION)
+        lowered = word.lower()
+        if raw in (":", "=") or raw.endswith((":", "=")) and not word:
+            previous = raw
+            continue
+        value_start = token.start() + raw.find(word) if word else token.start()
+        if word and credential_shaped(word, previous=previous):
+            return value_start + len(word)
+        if strict and word and previous in _ASSIGNMENT and lowered not in _STOP and lowered not in _FILLERS \
+                and len(word) >= 4:
+            return value_start + len(word)
+        if lowered in _BREAK or (lowered in _STOP and previous in _ASSIGNMENT):
+            return None
+        if raw.endswith((".", "!", "?")) and not word[-1:].isdigit():
+            return None  # the sentence ended without a value
+        previous = ":" if raw.endswith(":") else lowered
+    return None
+
+
 def find_secrets(text: str) -> list[SecretFinding]:
     findings: list[SecretFinding] = []
     taken: list[tuple[int, int]] = []
@@ -89,6 +177,11 @@ def find_secrets(text: str) -> list[SecretFinding]:
                     continue
             findings.append(SecretFinding(kind, start, end))
             taken.append((start, end))
+    for finding in _credential_findings(text):
+        if any(finding.start < t_end and finding.end > t_start for t_start, t_end in taken):
+            continue
+        findings.append(finding)
+        taken.append((finding.start, finding.end))
     return sorted(findings, key=lambda f: f.start)
 
 

@@ -13,6 +13,9 @@ VISIBLE_STATUSES = [
     Memory.Status.ACTIVE, Memory.Status.SUPERSEDED, Memory.Status.EXPIRED,
     Memory.Status.PENDING_APPROVAL, Memory.Status.REJECTED,
 ]
+# Held back from every agent and from the person's own pages until an admin releases the event
+# (the admin's quarantine page shows the events themselves).
+HIDDEN_STATUSES = [Memory.Status.QUARANTINED]
 
 
 def parse_public_id(value: str, prefix: str) -> uuid.UUID | None:
@@ -57,6 +60,7 @@ def memory_queryset(*, tenant: Tenant) -> QuerySet[Memory]:
     return (
         # A subject being erased is gone for every reader, whatever state its rows are in.
         Memory.objects.filter(tenant=tenant, erasing=False, subject__status=Subject.Status.ACTIVE)
+        .exclude(status__in=HIDDEN_STATUSES)
         .select_related("subject", "source_event", "superseded_by")
         .prefetch_related(
             # Fixed orders (events as they happened, versions and sources as recorded), the same

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DataError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -32,7 +32,7 @@ from memoryapp.extraction.rules import is_ephemeral
 from memoryapp.models import Event, Job, Memory, MemoryEvidence, Subject, Tenant
 from memoryapp.policy import durable_types_allowed
 from memoryapp.safety import looks_like_instruction, redact_secrets
-from memoryapp.services.audit import AuditBuffer
+from memoryapp.services.audit import AuditBuffer, audit_record
 from memoryapp.services.jobs import job_progress
 from memoryapp.services.memories import MemoryDraft, MemoryWriteBatch, content_hash
 from memoryapp.tenancy import tenant_activate
@@ -53,6 +53,8 @@ LLM_CHUNK_SIZE = WRITE_CHUNK_SIZE
 # Chatter and "today" remarks are kept as episodes for the session, then expire.
 EPHEMERAL_TTL = timedelta(hours=getattr(settings, "MEMORY_EPHEMERAL_TTL_HOURS", 24))
 SELF_ROLES = {"user"}
+# Errors that say the database (not an event) is in trouble: the whole job waits and retries.
+TRANSIENT = (OperationalError, InterfaceError)
 
 
 @dataclass
@@ -75,6 +77,14 @@ class Prepared:
         return f"{speaker}: {self.content}" if speaker else self.content
 
     @property
+    def quarantined(self) -> bool:
+        """Held back until an admin looks: untrusted input, and instructions from anyone but the
+        user themself. An admin's release (services/quarantine.py) is for good."""
+        if "released" in (self.event.flags or []):
+            return False
+        return self.event.quarantined or self.untrusted or (self.instruction_like and self.event.role not in SELF_ROLES)
+
+    @property
     def flags(self) -> list[str]:
         flags = list(self.event.flags or [])
         for flag, on in (("untrusted", self.untrusted), ("instruction_like", self.instruction_like),
@@ -82,6 +92,27 @@ class Prepared:
             if on and flag not in flags:
                 flags.append(flag)
         return flags
+
+
+# An event that keeps killing or failing its worker is given up on after this many claims,
+# quarantined with the reason, so it never blocks the events after it.
+MAX_EVENT_ATTEMPTS = getattr(settings, "MEMORY_EVENT_MAX_ATTEMPTS", 5)
+
+
+class PoisonEvent(ValueError):
+    """An event that cannot be processed as stored: says what is wrong, in words."""
+
+
+def event_namespace(event: Event) -> str:
+    """The namespace an event's metadata asks for ("" when none). The API validates it at the
+    door; rows stored before it did are refused here, one event at a time."""
+    metadata = event.metadata if isinstance(event.metadata, dict) else {}
+    namespace = metadata.get("namespace", "")
+    if namespace is None or namespace == "":
+        return ""
+    if not isinstance(namespace, str) or len(namespace) > Memory._meta.get_field("namespace").max_length:
+        raise PoisonEvent("metadata.namespace is not a namespace (a string of at most 300 characters)")
+    return namespace.strip("/")
 
 
 def _pending_ids(*, tenant: Tenant, job: Job) -> list:
@@ -95,7 +126,9 @@ def _pending_ids(*, tenant: Tenant, job: Job) -> list:
 
 
 def _claim(*, tenant: Tenant, ids: list) -> list[Event]:
-    """pending -> processing for whichever of `ids` nobody else holds; returns those claimed."""
+    """pending -> processing for whichever of `ids` nobody else holds; returns those claimed.
+    An event already claimed MAX_EVENT_ATTEMPTS times (its workers died or failed on it each
+    time) is given up on instead: failed and quarantined, with the reason."""
     with transaction.atomic():
         tenant_activate(tenant=tenant)
         events = list(
@@ -104,6 +137,11 @@ def _claim(*, tenant: Tenant, ids: list) -> list[Event]:
             .select_related("subject")
             .order_by("occurred_at", "seq")
         )
+        exhausted = [e for e in events if e.attempts >= MAX_EVENT_ATTEMPTS]
+        if exhausted:
+            _give_up(tenant=tenant, events=exhausted,
+                     reason=f"gave up after {MAX_EVENT_ATTEMPTS} attempts to process this event")
+            events = [e for e in events if e.attempts < MAX_EVENT_ATTEMPTS]
         now = timezone.now()
         Event.objects.filter(id__in=[e.id for e in events], status=Event.Status.PENDING).update(
             status=Event.Status.PROCESSING, claimed_at=now, attempts=F("attempts") + 1
@@ -114,6 +152,7 @@ def _claim(*, tenant: Tenant, ids: list) -> list[Event]:
 
 
 def _prepare(event: Event, extractor) -> Prepared:
+    event_namespace(event)  # a poison event fails here, alone
     content, findings = redact_secrets(event.content)
     untrusted = not durable_types_allowed(event.source_kind)
     instruction_like = looks_like_instruction(content)
@@ -156,7 +195,7 @@ def _episode(*, tenant: Tenant, p: Prepared, vector) -> Memory:
         tenant=tenant,
         subject_id=event.subject_id,
         memory_type=Memory.Type.EPISODIC,
-        namespace=(event.metadata or {}).get("namespace", "") if isinstance(event.metadata, dict) else "",
+        namespace=event_namespace(event),
         statement=p.episode_statement,
         source_kind=event.source_kind,
         source_event=event,
@@ -167,7 +206,8 @@ def _episode(*, tenant: Tenant, p: Prepared, vector) -> Memory:
         metadata={"session_id": event.session_id, "speaker": event.speaker, "role": event.role,
                   "event_id": event.event_id, "seq": event.seq},
         flags=[f for f in p.flags if f != "secret_redacted"],
-        status=Memory.Status.ACTIVE,
+        # No agent reads a quarantined event's episode until an admin releases the event.
+        status=Memory.Status.QUARANTINED if p.quarantined else Memory.Status.ACTIVE,
         content_hash=content_hash(p.episode_statement),
         embedding=vector,
         embedding_version=embeddings.EMBEDDING_VERSION,
@@ -175,20 +215,30 @@ def _episode(*, tenant: Tenant, p: Prepared, vector) -> Memory:
     )
 
 
-def _retire_episodes(*, tenant: Tenant, event_ids, successor: Memory, at: datetime) -> int:
+def _retire_episodes(*, tenant: Tenant, event_ids, successor: Memory, at: datetime, record, subject_ref: str) -> int:
     """An episode stating a value that no longer holds stops being current with it, so a
     current query does not find the old statement through its raw copy. Only when every
-    durable memory drawn from that event is no longer current (one message may state two facts)."""
+    durable memory drawn from that event is no longer current (one message may state two facts).
+    Audited as one entry naming the episodes."""
     event_ids = set(event_ids)
     still_current = set(MemoryEvidence.objects.filter(
         tenant=tenant, event_id__in=event_ids, memory__status=Memory.Status.ACTIVE, memory__erasing=False,
     ).exclude(memory__memory_type=Memory.Type.EPISODIC).values_list("event_id", flat=True)) if event_ids else set()
     if not event_ids - still_current:
         return 0
-    return Memory.objects.filter(
+    episodes = Memory.objects.filter(
         tenant=tenant, source_event_id__in=event_ids - still_current, memory_type=Memory.Type.EPISODIC,
         status=Memory.Status.ACTIVE,
-    ).update(status=Memory.Status.SUPERSEDED, valid_to=at, superseded_by=successor)
+    )
+    ids = list(episodes.values_list("pk", flat=True))
+    if not ids:
+        return 0
+    Memory.objects.filter(tenant=tenant, pk__in=ids).update(
+        status=Memory.Status.SUPERSEDED, valid_to=at, superseded_by=successor,
+    )
+    record(tenant=tenant, actor=WORKER, action="episodes_superseded", subject_ref=subject_ref,
+           details={"memory_ids": [f"mem_{i.hex}" for i in ids], "superseded_by": successor.public_id})
+    return len(ids)
 
 
 def _draft(p: Prepared, c: Candidate) -> MemoryDraft:
@@ -197,8 +247,7 @@ def _draft(p: Prepared, c: Candidate) -> MemoryDraft:
     if c.explicit and source_kind == "user":
         # "Please remember that ..." is the user asking explicitly.
         source_kind = "user_explicit"
-    base_ns = (event.metadata or {}).get("namespace", "") if isinstance(event.metadata, dict) else ""
-    namespace = "/".join(x for x in (base_ns.strip("/"), c.namespace.strip("/")) if x)
+    namespace = "/".join(x for x in (event_namespace(event), c.namespace.strip("/")) if x)
     return MemoryDraft(
         statement=c.statement, memory_type=c.memory_type, namespace=namespace, source_kind=source_kind,
         key=c.key, confidence=c.confidence, importance=c.importance, sensitivity=c.sensitivity,
@@ -263,22 +312,28 @@ def _apply_chunk(*, tenant: Tenant, prepared: list[Prepared], episode_vectors, c
         if event.subject_id in erasing:
             totals["skipped_erasing"] += 1
         else:
-            _apply_candidates(tenant=tenant, p=p, batch=batch, candidate_vectors=candidate_vectors, totals=totals)
+            _apply_candidates(tenant=tenant, p=p, batch=batch, candidate_vectors=candidate_vectors, totals=totals,
+                              record=audit.record)
         # An admin's release (services/quarantine.py) takes the event out of quarantine for good;
         # its content keeps its trust label, so untrusted text still never becomes a durable fact.
-        released = "released" in (event.flags or [])
-        quarantined = not released and (
-            event.quarantined or p.untrusted or (p.instruction_like and event.role not in SELF_ROLES)
-        )
-        totals["quarantined"] += int(quarantined and not event.quarantined)
-        processed.append((event.pk, p.content, event.redacted or bool(p.secret_kinds), quarantined, p.flags))
+        totals["quarantined"] += int(p.quarantined and not event.quarantined)
+        processed.append((event.pk, p.content, event.redacted or bool(p.secret_kinds), p.quarantined, p.flags))
         totals["processed"] += 1
     _mark_processed(tenant=tenant, rows=processed, at=now)
-    audit.record(
-        tenant=tenant, actor=WORKER, action="events_extracted",
-        subject_ref=mine[0].event.subject.external_id if len({p.event.subject_id for p in mine}) == 1 else "",
-        details={"events": len(mine), "episodic": len(episodes)},
-    )
+    # Every memory that appears has an entry: the episodes, one entry per subject naming them
+    # (the facts have their own memory_written entries).
+    for subject in subjects:
+        theirs = [p for p in mine if p.event.subject_id == subject.pk]
+        if not theirs:
+            continue
+        written = [m for m in episodes if m.subject_id == subject.pk]
+        audit.record(
+            tenant=tenant, actor=WORKER, action="events_extracted", subject_ref=subject.external_id,
+            subject_row_id=subject.pk,
+            details={"events": len(theirs), "episodic": len(written),
+                     "memory_ids": [m.public_id for m in written if m.status == Memory.Status.ACTIVE],
+                     "quarantined_memory_ids": [m.public_id for m in written if m.status == Memory.Status.QUARANTINED]},
+        )
     audit.flush()
 
 
@@ -300,7 +355,7 @@ def _mark_processed(*, tenant: Tenant, rows: list[tuple], at: datetime) -> None:
 
 
 def _apply_candidates(*, tenant: Tenant, p: Prepared, batch: MemoryWriteBatch, candidate_vectors,
-                      totals: Counter) -> None:
+                      totals: Counter, record) -> None:
     subject_ref = p.event.subject.external_id
     for c in p.candidates:
         draft = _draft(p, c)
@@ -321,23 +376,52 @@ def _apply_candidates(*, tenant: Tenant, p: Prepared, batch: MemoryWriteBatch, c
             # A late older value: its episode is history too.
             totals["history"] += 1
             retired += _retire_episodes(tenant=tenant, event_ids=[p.event.id], successor=memory.superseded_by or memory,
-                                        at=memory.valid_to or memory.valid_from)
+                                        at=memory.valid_to or memory.valid_from, record=record, subject_ref=subject_ref)
         for old in result.superseded:
             totals["superseded"] += 1
             old_events = MemoryEvidence.objects.filter(tenant=tenant, memory=old).values_list("event_id", flat=True)
-            superseded = _retire_episodes(tenant=tenant, event_ids=old_events, successor=memory, at=memory.valid_from)
+            superseded = _retire_episodes(tenant=tenant, event_ids=old_events, successor=memory, at=memory.valid_from,
+                                          record=record, subject_ref=subject_ref)
             totals["episodes_superseded"] += superseded
             retired += superseded
         if retired:
             batch.recheck_episodes()
 
 
+def failure_reason(exc: Exception) -> str:
+    """What went wrong with one event, in words a caller can act on: never an exception class or
+    a traceback (those go to the log, with the event's id)."""
+    if isinstance(exc, (PoisonEvent, ApplicationError)):
+        return str(exc) if isinstance(exc, PoisonEvent) else exc.message
+    if isinstance(exc, DataError):
+        return "a value of this event is too long or malformed to be stored"
+    return "an internal error while processing this event (logged with its id)"
+
+
+def _give_up(*, tenant: Tenant, events: list[Event], reason: str) -> None:
+    """Fail events for good, each alone: quarantined with the reason, for an admin to look at
+    (release retries them, discard drops them), never retried by the pipeline again. Call
+    inside the tenant's transaction, with the events' rows locked."""
+    now = timezone.now()
+    for event in events:
+        flags = [*(event.flags or []), "failed"] if "failed" not in (event.flags or []) else event.flags
+        Event.objects.filter(tenant=tenant, pk=event.pk).update(
+            status=Event.Status.FAILED, quarantined=True, error=reason[:500], flags=flags, processed_at=now,
+            claimed_at=None,
+        )
+        audit_record(tenant=tenant, actor=WORKER, action="event_failed", subject_ref=event.subject.external_id,
+                     subject_row_id=event.subject_id, target=event.public_id, details={"reason": reason[:500]})
+
+
 def _fail(*, tenant: Tenant, p: Prepared, exc: Exception) -> None:
+    """One event failed on its own (its neighbours were written without it)."""
+    logger.warning("extraction of %s failed", p.event.public_id, exc_info=exc)
     with transaction.atomic():
         tenant_activate(tenant=tenant)
-        Event.objects.filter(pk=p.event.pk, status=Event.Status.PROCESSING, claimed_at=p.claim).update(
-            status=Event.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000], processed_at=timezone.now(),
-        )
+        event = (Event.objects.select_for_update().select_related("subject")
+                 .filter(pk=p.event.pk, status=Event.Status.PROCESSING, claimed_at=p.claim).first())
+        if event is not None:
+            _give_up(tenant=tenant, events=[event], reason=failure_reason(exc))
 
 
 def _heartbeat(*, tenant: Tenant, job: Job) -> int:
@@ -358,7 +442,16 @@ def _claim_and_embed(*, tenant: Tenant, ids: list, extractor, embedder: ThreadPo
     claimed = _claim(tenant=tenant, ids=ids)
     totals["claimed"] += len(claimed)
     try:
-        prepared = [_prepare(e, extractor) for e in claimed]
+        prepared = []
+        for event in claimed:
+            try:
+                prepared.append(_prepare(event, extractor))
+            except TRANSIENT:
+                raise
+            except Exception as exc:  # a poison event fails alone; the others go on
+                totals["failed"] += 1
+                _fail(tenant=tenant, p=Prepared(event=event, claim=event.claimed_at, content="", secret_kinds=[],
+                                                untrusted=False, instruction_like=False, ephemeral=False), exc=exc)
     except BaseException:
         # Nobody else would hand these back before the stale-claim window.
         _release(tenant=tenant, claims=[(e.pk, e.claimed_at) for e in claimed])
@@ -394,16 +487,20 @@ def _write_chunk(*, tenant: Tenant, prepared: list[Prepared], episode_vectors, c
         _apply_chunk(tenant=tenant, prepared=prepared, episode_vectors=episode_vectors,
                      candidate_vectors=candidate_vectors, totals=chunk_totals)
         totals.update(chunk_totals)
-    except (ApplicationError, ValueError, TypeError, KeyError) as exc:
+    except TRANSIENT:
+        raise
+    except Exception as exc:
         # One bad event must not block its neighbours: retry them one by one.
-        logger.warning("extraction chunk failed (%s); retrying event by event", exc)
+        logger.warning("extraction chunk failed (%s); retrying event by event", type(exc).__name__)
         for p in prepared:
             one: Counter = Counter()
             try:
                 _apply_chunk(tenant=tenant, prepared=[p], episode_vectors=episode_vectors,
                              candidate_vectors=candidate_vectors, totals=one)
                 totals.update(one)
-            except (ApplicationError, ValueError, TypeError, KeyError) as one_exc:
+            except TRANSIENT:
+                raise
+            except Exception as one_exc:
                 totals["failed"] += 1
                 _fail(tenant=tenant, p=p, exc=one_exc)
 

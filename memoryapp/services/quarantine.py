@@ -36,11 +36,19 @@ def event_release(*, tenant: Tenant, event_id, actor: Actor) -> Job:
     event.quarantined = False
     event.status = Event.Status.PENDING
     event.flags = [*event.flags, "released"] if "released" not in event.flags else event.flags
+    event.error = ""
+    event.attempts = 0  # a failed event released by an admin gets a fresh set of attempts
     event.job = job
-    event.save(update_fields=["quarantined", "status", "flags", "job"])
+    event.save(update_fields=["quarantined", "status", "flags", "error", "attempts", "job"])
+    # Its episode was held back from every agent; now it is memory like any other (still
+    # labelled by its source and flags wherever it is shown).
+    episodes = list(Memory.objects.filter(tenant=tenant, source_event=event, status=Memory.Status.QUARANTINED,
+                                          erasing=False).values_list("pk", flat=True))
+    Memory.objects.filter(tenant=tenant, pk__in=episodes).update(status=Memory.Status.ACTIVE)
     audit_record(
         tenant=tenant, actor=actor, action="event_released", subject_ref=subject_ref, target=event.public_id,
-        details={"flags": event.flags, "job": job.public_id},
+        details={"flags": event.flags, "job": job.public_id,
+                 "memory_ids": [f"mem_{pk.hex}" for pk in episodes]},
     )
     return job
 

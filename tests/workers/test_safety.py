@@ -126,5 +126,6 @@ def test_no_poisoned_passage_sent_as_external_becomes_a_semantic_memory(tenant_a
         assert set(stored.values_list("source_kind", flat=True)) == {"external"}
         assert all("untrusted" in flags for flags in stored.values_list("flags", flat=True))
         assert not Event.objects.filter(tenant=tenant_a, quarantined=False).exists()
-        hits = memory_search(tenant=tenant_a, subject_ref="victim", query=questions[0], k=5)
-        assert hits and all(h.memory.source_kind == "external" and h.memory.is_untrusted for h in hits)
+        # Quarantined: no agent reads them until an admin releases them (then labelled untrusted).
+        assert set(stored.values_list("status", flat=True)) == {"quarantined"}
+        assert memory_search(tenant=tenant_a, subject_ref="victim", query=questions[0], k=5) == []

@@ -242,6 +242,20 @@ MEMORY_EXPORT_TTL_HOURS = env_int("MEMORY_EXPORT_TTL_HOURS", 24)
 MEMORY_LLM_BASE_URL = env_str("MEMORY_LLM_BASE_URL", "")
 MEMORY_LLM_MODEL = env_str("MEMORY_LLM_MODEL", "")
 MEMORY_LLM_TIMEOUT = env_float("MEMORY_LLM_TIMEOUT", 20.0)
+# Jobs and the outbox (services/jobs.py, services/outbox.py). A running job's worker touches the
+# job every HEARTBEAT seconds from a thread of its own; a running job silent for STALE seconds
+# is presumed dead and its claims go back. The sweeper runs every SWEEP seconds, so a dead
+# worker's claims return within STALE + SWEEP (50 s) of its death, and a live one, however slow,
+# has four heartbeats of slack. A job is given up (failed, in plain words) after MAX_ATTEMPTS.
+MEMORY_JOB_HEARTBEAT_SECONDS = env_float("MEMORY_JOB_HEARTBEAT_SECONDS", 10.0)
+MEMORY_JOB_STALE_SECONDS = env_float("MEMORY_JOB_STALE_SECONDS", 40.0)
+MEMORY_JOB_MAX_ATTEMPTS = env_int("MEMORY_JOB_MAX_ATTEMPTS", 5)
+MEMORY_OUTBOX_SWEEP_SECONDS = env_float("MEMORY_OUTBOX_SWEEP_SECONDS", 10.0)
+# A queued job nobody picked up (or whose attempt failed) is published again after this long.
+MEMORY_OUTBOX_REPUBLISH_SECONDS = env_float("MEMORY_OUTBOX_REPUBLISH_SECONDS", 60.0)
+if not 0 < 2 * MEMORY_JOB_HEARTBEAT_SECONDS <= MEMORY_JOB_STALE_SECONDS or MEMORY_JOB_MAX_ATTEMPTS < 1:
+    raise ImproperlyConfigured("MEMORY_JOB_STALE_SECONDS must be at least twice MEMORY_JOB_HEARTBEAT_SECONDS "
+                               "(both positive), and MEMORY_JOB_MAX_ATTEMPTS at least 1")
 
 LOGGING = {
     "version": 1,

@@ -1,5 +1,6 @@
-"""The README's run command: it serves, and on SIGTERM stops every process it started,
-including the embedded PostgreSQL and Redis (which would otherwise outlive it)."""
+"""The README's run command: it serves, restarts a process that dies (and gives up, saying why,
+on one that keeps dying), and on SIGTERM stops every process it started, including the embedded
+PostgreSQL and Redis (which would otherwise outlive it)."""
 import json
 import os
 import signal
@@ -12,6 +13,8 @@ from pathlib import Path
 
 import psutil
 import pytest
+
+from memoryapp.management.commands.runservice import Supervisor
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,36 +36,128 @@ def processes_using(data_dir: Path) -> list[psutil.Process]:
     return found
 
 
+def health(port: int):
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/health", timeout=5) as response:
+            return response.status, json.loads(response.read())
+    except OSError:
+        return None
+
+
+def celery_worker_of(service: subprocess.Popen) -> psutil.Process | None:
+    for child in psutil.Process(service.pid).children():
+        try:
+            cmdline = child.cmdline()
+        except psutil.NoSuchProcess:
+            continue
+        if "worker" in cmdline and any(part.endswith("celery") for part in cmdline):
+            return child
+    return None
+
+
+def alive(processes) -> list[int]:
+    return [p.pid for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+
 @pytest.mark.slow
-def test_run_command_serves_and_stops_everything_on_sigterm(tmp_path):
+def test_run_command_serves_restarts_a_killed_worker_and_stops_everything_on_sigterm(tmp_path):
     data_dir = tmp_path / "data"
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env.update(MEMORY_DATA_DIR=str(data_dir), PORT=str(port))
-    service = subprocess.Popen(
-        [sys.executable, "manage.py", "runservice", "--web-workers", "1"], cwd=ROOT, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
+    log = tmp_path / "service.log"
+    with open(log, "wb") as out:
+        service = subprocess.Popen(
+            [sys.executable, "manage.py", "runservice", "--web-workers", "1"], cwd=ROOT, env=env,
+            stdout=out, stderr=subprocess.STDOUT,
+        )
+
+    def output() -> str:
+        return log.read_text(errors="replace")
+
     try:
-        health = None
+        answer = None
         deadline = time.time() + 120
-        while time.time() < deadline and service.poll() is None:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/health", timeout=5) as response:
-                    health = (response.status, json.loads(response.read()))
-                    break
-            except OSError:
-                time.sleep(1)
-        assert health is not None, "the service never answered its health check"
-        assert health[0] == 200 and health[1]["status"] == "ok"
+        while answer is None and time.time() < deadline and service.poll() is None:
+            answer = health(port) or time.sleep(1)
+        assert answer is not None, f"the service never answered its health check:\n{output()[-2000:]}"
+        assert answer[0] == 200 and answer[1]["status"] == "ok"
         assert processes_using(data_dir), "the embedded servers should run inside the data folder"
+        assert len(psutil.Process(service.pid).children(recursive=True)) >= 3  # web, worker, beat (and theirs)
+
+        # Celery's main process dies: the service starts another and the API keeps answering.
+        worker = celery_worker_of(service)
+        assert worker is not None
+        pool = worker.children()
+        worker.send_signal(signal.SIGKILL)
+        answers, deadline = [], time.time() + 60
+        while time.time() < deadline:
+            answers.append(health(port))
+            replacement = celery_worker_of(service)
+            if replacement is not None and replacement.pid != worker.pid and "worker restarted" in output():
+                break
+            time.sleep(0.5)
+        else:
+            raise AssertionError(f"the worker was not restarted:\n{output()[-2000:]}")
+        assert service.poll() is None, output()[-2000:]
+        assert "worker exited with signal SIGKILL; restarting it in 1 s" in output()
+        assert answers and all(a is not None and a[0] == 200 for a in answers)
+        wait_until = time.time() + 10
+        while alive(pool) and time.time() < wait_until:  # the old pool dies with its parent
+            time.sleep(0.2)
+        assert alive(pool) == []
         children = psutil.Process(service.pid).children(recursive=True)
-        assert len(children) >= 3  # web, worker, beat (and their own children)
     finally:
         service.send_signal(signal.SIGTERM)
-        output, _ = service.communicate(timeout=60)
-    assert service.returncode == 0, output[-2000:]
-    assert f"http://127.0.0.1:{port}/" in output
+        service.wait(timeout=60)
+    assert service.returncode == 0, output()[-2000:]
+    assert f"http://127.0.0.1:{port}/" in output()
     time.sleep(1)
     assert processes_using(data_dir) == []
-    assert [c.pid for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE] == []
+    assert alive(children) == []
+
+
+def _python(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def _supervise(supervisor: Supervisor, seconds: float) -> str | None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        reason = supervisor.poll()
+        if reason:
+            return reason
+        time.sleep(0.05)
+    return None
+
+
+def test_a_process_that_dies_is_restarted_after_a_short_delay_and_the_others_keep_running(tmp_path):
+    marker = tmp_path / "runs"
+    # Dies on its first run, stays up on its second.
+    flaky = _python(f"import pathlib, sys, time; p = pathlib.Path({str(marker)!r}); runs = p.read_text() if "
+                    f"p.exists() else ''; p.write_text(runs + 'x'); time.sleep(0 if not runs else 60); sys.exit(3)")
+    lines = []
+    supervisor = Supervisor({"flaky": flaky, "steady": _python("import time; time.sleep(60)")}, env=dict(os.environ),
+                            log=lines.append, delays=(0.2, 0.4), limit=3, window=60)
+    supervisor.start()
+    steady = supervisor.children[1].process
+    try:
+        assert _supervise(supervisor, 3) is None
+        assert marker.read_text() == "xx"
+        assert lines[0] == "flaky exited with code 3; restarting it in 0.2 s" and lines[1].startswith("flaky restarted")
+        assert steady.poll() is None and supervisor.children[1].process is steady
+    finally:
+        supervisor.stop()
+    assert steady.poll() is not None and supervisor.children[0].process.poll() is not None
+
+
+def test_a_process_that_keeps_dying_makes_the_supervisor_give_up_and_say_why():
+    supervisor = Supervisor({"broken": _python("import sys; sys.exit(2)"), "steady": _python("import time; time.sleep(60)")},
+                            env=dict(os.environ), log=lambda line: None, delays=(0.05,), limit=3, window=60)
+    supervisor.start()
+    try:
+        reason = _supervise(supervisor, 10)
+    finally:
+        supervisor.stop()
+    assert reason == "broken exited 4 times within 60 s (last with code 2); giving up and stopping the service"
+    assert all(child.process.poll() is not None for child in supervisor.children)

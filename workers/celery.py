@@ -5,6 +5,7 @@ import os
 
 from celery import Celery, signals
 from celery.schedules import crontab
+from django.conf import settings  # lazy: read below, after DJANGO_SETTINGS_MODULE is set
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryapp.settings")
 
@@ -18,9 +19,13 @@ app.conf.task_routes = {
 
 # Periodic jobs, declared in one place.
 app.conf.beat_schedule = {
-    # The outbox's safety net: re-publish events and jobs left pending by a broker outage or a
-    # killed worker. Every 30 s bounds how long an outage delays extraction after recovery.
-    "sweep-outbox": {"task": "workers.tasks.sweep_outbox", "schedule": 30.0},
+    # The outbox's safety net: re-publish events and jobs left pending by a broker outage, and
+    # take back the claims of a worker that died (its job's heartbeat is MEMORY_JOB_STALE_SECONDS
+    # old). Every 10 s returns a dead worker's claims within 50 s of its death (the stale
+    # window plus one sweep); a sweep with nothing to do is a few indexed queries per tenant.
+    "sweep-outbox": {"task": "workers.tasks.sweep_outbox", "schedule": settings.MEMORY_OUTBOX_SWEEP_SECONDS,
+                     # A sweep that waited longer than its interval is superseded by the next one.
+                     "options": {"expires": settings.MEMORY_OUTBOX_SWEEP_SECONDS}},
     # Expiry must bite soon after `expires_at`; search filters expired rows anyway, so this only
     # moves their status and audits it. Every 5 minutes is plenty.
     "expire-memories": {"task": "workers.tasks.run_periodic", "schedule": 300.0, "args": ["forgetting"]},

@@ -4,7 +4,7 @@ import importlib
 import logging
 
 from celery import shared_task
-from django.db import OperationalError, transaction
+from django.db import OperationalError
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +37,13 @@ def resolve(path: str):
 def run_job(self, tenant_id: int, job_id: str) -> None:
     from memoryapp.services.jobs import job_run
 
-    job_run(tenant_id=tenant_id, job_id=job_id, runners={k: resolve(v) for k, v in JOB_RUNNERS.items()})
+    busy_for = job_run(tenant_id=tenant_id, job_id=job_id, runners={k: resolve(v) for k, v in JOB_RUNNERS.items()})
+    # A message handed back because its worker died (acks_late, reject_on_worker_lost) finds the
+    # job still running under that worker's last heartbeat: look once more when the heartbeat
+    # has gone stale, and take the job over then rather than wait for the sweeper. (The retry is
+    # a new message, not a redelivery, so a live worker's job is looked at only once.)
+    if busy_for is not None and (self.request.delivery_info or {}).get("redelivered"):
+        raise self.retry(countdown=busy_for.total_seconds() + 1)
 
 
 @shared_task(acks_late=True)

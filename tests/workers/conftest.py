@@ -92,8 +92,8 @@ def _database_url() -> str:
 
 
 class Worker:
-    def __init__(self, env: dict, log: Path):
-        self.env, self.log = env, log
+    def __init__(self, env: dict, log: Path, pool: str = "solo"):
+        self.env, self.log, self.pool = env, log, pool
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = 60) -> None:
@@ -101,8 +101,8 @@ class Worker:
         with open(self.log, "ab") as out:
             self.process = subprocess.Popen(
                 [CELERY, "-A", "workers.celery", "worker", "-Q", "extraction,maintenance,erasure",
-                 "--pool=solo", "--concurrency=1", "--without-gossip", "--without-mingle", "--without-heartbeat",
-                 "-n", f"test-{os.getpid()}@%h", "--loglevel=INFO"],
+                 f"--pool={self.pool}", "--concurrency=1", "--without-gossip", "--without-mingle",
+                 "--without-heartbeat", "-n", f"test-{self.pool}-{os.getpid()}@%h", "--loglevel=INFO"],
                 cwd=PROJECT_ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT,
             )
         deadline = time.monotonic() + timeout
@@ -123,29 +123,66 @@ class Worker:
     def stop(self) -> None:
         self.kill(signal.SIGTERM)
 
+    def pool_children(self) -> list:
+        """The prefork pool's processes (the worker's children), as psutil processes."""
+        import psutil
 
-@pytest.fixture(scope="session")
-def celery_worker(django_db_setup, django_db_blocker, broker):
+        return psutil.Process(self.process.pid).children()
+
+
+def _worker_env(broker_url: str, **extra: str) -> dict:
     from django.conf import settings
 
-    log = Path(tempfile.mkdtemp(prefix="memtest-worker-")) / "worker.log"
-    env = {
+    return {
         **os.environ,
         "DATABASE_URL": _database_url(),
         "MEMORY_DB_APP_USER": settings.DB_APP_USER,
         "MEMORY_DB_APP_PASSWORD": settings.DB_APP_PASSWORD,
-        "REDIS_URL": broker.url,
+        "REDIS_URL": broker_url,
         "DJANGO_SETTINGS_MODULE": "memoryapp.settings",
         "CELERY_TASK_ALWAYS_EAGER": "0",
         # A dead connection must not outlive a test's table flush.
         "DB_CONN_MAX_AGE": "0",
         "PYTHONPATH": str(PROJECT_ROOT),
+        **extra,
     }
-    worker = Worker(env, log)
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker, broker):
+    log = Path(tempfile.mkdtemp(prefix="memtest-worker-")) / "worker.log"
+    worker = Worker(_worker_env(broker.url), log)
     worker.start()
     yield worker
     worker.stop()
     shutil.rmtree(log.parent, ignore_errors=True)
+
+
+@pytest.fixture
+def prefork_worker(django_db_setup, django_db_blocker):
+    """A `celery worker --pool=prefork --concurrency=1` (the production pool: the task runs in
+    a child process the worker replaces when it dies), with the production job settings, on a
+    broker of its own: the session's solo worker, if one is running, must not take its tasks.
+    This process publishes to that broker for the test."""
+    from workers.celery import app
+
+    directory = Path(tempfile.mkdtemp(prefix="memtest-prefork-"))
+    redis = RedisBroker(directory)
+    redis.start()
+    previous_url = app.conf.broker_url
+    _point_app_at(redis.url)
+    worker = Worker(_worker_env(redis.url), directory / "worker.log", pool="prefork")
+    try:
+        worker.start()
+        yield worker
+    finally:
+        try:
+            worker.stop()
+        except subprocess.TimeoutExpired:  # a warm shutdown waits for a running task
+            worker.kill()
+        _point_app_at(previous_url)
+        redis.stop()
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def wait_for(predicate, timeout: float = 90, interval: float = 0.2, message: str = "condition"):

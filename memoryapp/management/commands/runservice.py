@@ -1,16 +1,93 @@
-"""`manage.py runservice`: the whole service in one command. Migrates, then runs the web
-server (gunicorn), a Celery worker and Celery beat; stops all of them, and the embedded
-PostgreSQL and Redis it started, on Ctrl-C or SIGTERM."""
+"""`manage.py runservice`: the whole service in one command. Migrates, then runs the web server
+(gunicorn), a Celery worker and Celery beat, restarting any of them that dies; stops all of them,
+and the embedded PostgreSQL and Redis it started, on Ctrl-C or SIGTERM."""
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections import deque
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.core.management import BaseCommand, call_command
 
 from memoryapp import embedded
+
+# A process that dies is started again after 1, 2, 4, 8, 16 s (its deaths within the window
+# counted); one that dies more than RESTART_LIMIT times within RESTART_WINDOW seconds is
+# failing for a reason a restart does not fix, and the service stops, saying so.
+RESTART_DELAYS = (1.0, 2.0, 4.0, 8.0, 16.0)
+RESTART_LIMIT = 5
+RESTART_WINDOW = 300.0
+
+
+@dataclass
+class Child:
+    name: str
+    command: list[str]
+    process: subprocess.Popen | None = None
+    restart_at: float | None = None
+    deaths: deque = field(default_factory=deque)  # monotonic times of recent deaths
+
+
+class Supervisor:
+    """Keeps a set of processes running. `poll()` is called in a loop by the owner, which also
+    decides when to stop; it returns a reason when a process keeps dying."""
+
+    def __init__(self, commands: dict[str, list[str]], *, env: dict, log=print,
+                 delays=RESTART_DELAYS, limit: int = RESTART_LIMIT, window: float = RESTART_WINDOW):
+        self.children = [Child(name, command) for name, command in commands.items()]
+        self.env, self.log = env, log
+        self.delays, self.limit, self.window = delays, limit, window
+
+    def start(self) -> None:
+        for child in self.children:
+            child.process = subprocess.Popen(child.command, env=self.env)
+
+    def poll(self) -> str | None:
+        now = time.monotonic()
+        for child in self.children:
+            if child.restart_at is not None:
+                if now >= child.restart_at:
+                    child.restart_at = None
+                    child.process = subprocess.Popen(child.command, env=self.env)
+                    self.log(f"{child.name} restarted (pid {child.process.pid})")
+                continue
+            code = child.process.poll()
+            if code is None:
+                continue
+            child.deaths.append(now)
+            while child.deaths and now - child.deaths[0] > self.window:
+                child.deaths.popleft()
+            if len(child.deaths) > self.limit:
+                return (f"{child.name} exited {len(child.deaths)} times within {self.window:g} s "
+                        f"(last with {describe_exit(code)}); giving up and stopping the service")
+            delay = self.delays[min(len(child.deaths), len(self.delays)) - 1]
+            self.log(f"{child.name} exited with {describe_exit(code)}; restarting it in {delay:g} s")
+            child.restart_at = now + delay
+        return None
+
+    def stop(self, timeout: float = 20) -> None:
+        running = [c.process for c in self.children if c.process is not None and c.process.poll() is None]
+        for process in running:
+            process.terminate()
+        deadline = time.monotonic() + timeout
+        for process in running:
+            try:
+                process.wait(timeout=max(deadline - time.monotonic(), 0.1))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"code {code}"
 
 
 class Command(BaseCommand):
@@ -45,7 +122,8 @@ class Command(BaseCommand):
                 "--schedule", str(beat_schedule), "--loglevel", "INFO",
             ],
         }
-        children = {name: subprocess.Popen(cmd, env=env) for name, cmd in commands.items()}
+        supervisor = Supervisor(commands, env=env, log=lambda line: self.stderr.write(line))
+        supervisor.start()
         stopping = False
 
         def stop(signum, frame):
@@ -61,21 +139,14 @@ class Command(BaseCommand):
         exit_code = 0
         try:
             while not stopping:
-                for name, child in children.items():
-                    if child.poll() is not None:
-                        self.stderr.write(f"{name} exited with {child.returncode}; stopping the service")
-                        stopping, exit_code = True, 1
+                given_up = supervisor.poll()
+                if given_up:
+                    self.stderr.write(given_up)
+                    stopping, exit_code = True, 1
+                    break
                 time.sleep(0.5)
         finally:
-            for child in children.values():
-                if child.poll() is None:
-                    child.terminate()
-            deadline = time.time() + 20
-            for child in children.values():
-                try:
-                    child.wait(timeout=max(deadline - time.time(), 0.1))
-                except subprocess.TimeoutExpired:
-                    child.kill()
+            supervisor.stop()
             if uses_embedded_redis:
                 embedded.stop_redis()
             if uses_embedded_db:

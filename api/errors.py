@@ -30,6 +30,20 @@ _DRF_CODES = {
 }
 
 
+# deadlock_detected, serialization_failure, lock_not_available: the transaction lost a race and
+# was rolled back whole; running it again is safe.
+LOCK_CONFLICT_SQLSTATES = frozenset({"40P01", "40001", "55P03"})
+
+
+def sqlstate(exc: BaseException) -> str:
+    cause = exc.__cause__ or exc.__context__
+    return getattr(cause, "sqlstate", None) or getattr(exc, "sqlstate", None) or ""
+
+
+def is_lock_conflict(exc: BaseException) -> bool:
+    return isinstance(exc, OperationalError) and sqlstate(exc) in LOCK_CONFLICT_SQLSTATES
+
+
 def error_body(code: str, message: str, details: dict | None = None) -> dict:
     return {"error": {"code": code, "message": message, "details": details or {}}}
 
@@ -60,6 +74,8 @@ def exception_handler(exc, context):
     entry was recorded in its own savepoint and must survive); every other error rolls back."""
     if isinstance(exc, PolicyRejected):
         return Response(error_body(exc.code, exc.message, exc.details), status=exc.status)
+    if is_lock_conflict(exc):
+        return None  # re-raised to the view's dispatch, which runs the request again
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):

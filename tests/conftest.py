@@ -4,12 +4,23 @@ and, where they need one, a real Redis and Celery worker.
 The test database is created and migrated by the schema owner; the tests themselves use the
 application's role, so row-level security binds every query a test makes, as in production.
 """
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import pytest
 from django.db import connections
 from django.test.utils import setup_databases, teardown_databases
 
 from memoryapp.actors import Actor
 from memoryapp.dbroles import quote_ident
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="session")
@@ -78,3 +89,46 @@ class as_tenant:
 
     def __exit__(self, *exc):
         return self.atomic.__exit__(*exc)
+
+
+@contextlib.contextmanager
+def running_gunicorn(*, workers: int = 1, threads: int = 4, ready_timeout: float = 30):
+    """A real gunicorn with the project's config, serving the test database as the application
+    role (for tests that need real processes: gunicorn's own answers, concurrent writers).
+    Yields its port; the master listens at once and queues requests until a worker has loaded."""
+    from django.conf import settings
+
+    from tests.workers.conftest import _database_url
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "DATABASE_URL": _database_url(), "MEMORY_DB_APP_USER": settings.DB_APP_USER,
+           "MEMORY_DB_APP_PASSWORD": settings.DB_APP_PASSWORD, "DJANGO_SETTINGS_MODULE": "memoryapp.settings",
+           "PYTHONPATH": str(PROJECT_ROOT), "API_THROTTLE_RATE": "100000000/min", "TORCH_NUM_THREADS": "1",
+           "DB_CONN_MAX_AGE": "0"}
+    process = subprocess.Popen(
+        [str(Path(sys.executable).with_name("gunicorn")), "memoryapp.wsgi:application",
+         "--config", "python:memoryapp.gunicorn_config", "--bind", f"127.0.0.1:{port}",
+         "--workers", str(workers), "--threads", str(threads), "--log-level", "warning"],
+        cwd=PROJECT_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    deadline = time.monotonic() + ready_timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                raise RuntimeError("gunicorn did not start")
+            time.sleep(0.05)
+    try:
+        yield port
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(5)

@@ -5,21 +5,28 @@ that cannot even be reached still gets the API's JSON 503 instead of Django's HT
 """
 
 import logging
+import random
 import re
 import time
 
+from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError, transaction
 from rest_framework import status
 from rest_framework.views import APIView
 
 from api.authentication import api_key_actor
-from api.errors import error_json_response
+from api.errors import error_json_response, is_lock_conflict, sqlstate
 from api.metrics import REQUEST_SECONDS
 from api.parsers import BoundedJSONParser
 from memoryapp.errors import ApplicationError
 
 
 logger = logging.getLogger("api.access")
+
+# Services take locks in one order (events, subject, memories; the audit chain only after
+# commit), so a deadlock should not happen; one that still does, or a serialization failure,
+# is retried here whole rather than answered with a 503.
+LOCK_CONFLICT_ATTEMPTS = 4
 
 # Unreserved URL characters plus ':' and '@', which are safe in a path segment; but not "." or
 # "..", which clients and proxies resolve as path steps, so such a subject could not be reached.
@@ -58,11 +65,22 @@ class ApiView(APIView):
     def dispatch(self, request, *args, **kwargs):
         started = time.perf_counter()
         try:
-            if self.transactional:
-                with transaction.atomic():
-                    response = super().dispatch(request, *args, **kwargs)
-            else:
-                response = super().dispatch(request, *args, **kwargs)
+            if request.method not in ("GET", "HEAD", "OPTIONS"):
+                # Read once, so a retried attempt parses the same body again.
+                request.body  # noqa: B018
+            for attempt in range(1, LOCK_CONFLICT_ATTEMPTS + 1):
+                try:
+                    response = self._attempt(request, *args, **kwargs)
+                    break
+                except OperationalError as exc:
+                    if not is_lock_conflict(exc) or attempt == LOCK_CONFLICT_ATTEMPTS:
+                        raise
+                    # A deadlock or serialization failure rolled the whole attempt back: nothing
+                    # of it was written, so it is simply run again, after a short random pause.
+                    logger.info("lock conflict (%s); attempt %d again", sqlstate(exc), attempt + 1)
+                    time.sleep(random.uniform(0.01, 0.05) * attempt)
+        except RequestDataTooBig:
+            response = error_json_response("payload_too_large", "The request body is too large.", 413)
         except (OperationalError, InterfaceError):
             logger.warning("database unavailable")
             response = error_json_response(
@@ -74,6 +92,12 @@ class ApiView(APIView):
             response = error_json_response("internal_error", "An internal error occurred.", 500)
         _observe(request, response.status_code, started)
         return response
+
+    def _attempt(self, request, *args, **kwargs):
+        if not self.transactional:
+            return super().dispatch(request, *args, **kwargs)
+        with transaction.atomic():
+            return super().dispatch(request, *args, **kwargs)
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)

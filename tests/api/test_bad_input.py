@@ -2,13 +2,8 @@
 500 and never an HTML page, whichever layer (DRF, Django, gunicorn) meets it first."""
 import base64
 import json
-import os
 import socket
-import subprocess
-import sys
-import time
 import uuid
-from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -17,8 +12,6 @@ from tests.api.conftest import assert_error, post, write
 
 pytestmark = pytest.mark.django_db
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-GUNICORN = str(Path(sys.executable).with_name("gunicorn"))
 
 
 def cursor(when: str) -> str:
@@ -167,12 +160,6 @@ def test_event_metadata_with_a_good_namespace_is_accepted_and_other_keys_are_fre
 
 # -- gunicorn answers some requests itself, before Django: those must be JSON too --
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _raw_request(port: int, request: bytes, timeout: float = 60) -> bytes:
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
         sock.sendall(request)
@@ -184,36 +171,10 @@ def _raw_request(port: int, request: bytes, timeout: float = 60) -> bytes:
 
 @pytest.fixture
 def gunicorn_server(django_db_setup):
-    from django.conf import settings
+    from tests.conftest import running_gunicorn
 
-    from tests.workers.conftest import _database_url
-
-    port = _free_port()
-    env = {**os.environ, "DATABASE_URL": _database_url(), "MEMORY_DB_APP_USER": settings.DB_APP_USER,
-           "MEMORY_DB_APP_PASSWORD": settings.DB_APP_PASSWORD, "DJANGO_SETTINGS_MODULE": "memoryapp.settings",
-           "PYTHONPATH": str(PROJECT_ROOT)}
-    process = subprocess.Popen(
-        [GUNICORN, "memoryapp.wsgi:application", "--config", "python:memoryapp.gunicorn_config",
-         "--bind", f"127.0.0.1:{port}", "--workers", "1", "--log-level", "warning"],
-        cwd=PROJECT_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
-    deadline = time.monotonic() + 30
-    while True:  # the master listens at once; the worker accepts when it has loaded (queued meanwhile)
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                raise RuntimeError("gunicorn did not start")
-            time.sleep(0.05)
-    yield port
-    process.terminate()
-    try:
-        process.wait(20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(5)
+    with running_gunicorn(workers=1) as port:
+        yield port
 
 
 @pytest.mark.slow

@@ -23,7 +23,7 @@ from console.forms import CorrectionForm, EraseForm, MemoryFilterForm
 from memoryapp.errors import ApplicationError, NotFound
 from memoryapp.models import Job, Tenant
 from memoryapp.selectors.console import export_file_get, memory_growth, memory_timeline
-from memoryapp.selectors.memories import job_get, memory_history, memory_list as memories_select
+from memoryapp.selectors.memories import job_get, job_is_theirs, memory_history, memory_list as memories_select
 from memoryapp.services.memories import memory_correct, memory_descendants, memory_forget, subject_erase_request
 from memoryapp.services.signin import console_subject_user_get_or_create, signin_link_consume
 
@@ -260,8 +260,9 @@ def export_id_of(job: Job) -> str:
 @require_GET
 def job_detail(request, ctx, job_id: str):
     job = job_get(tenant=ctx.tenant, job_id=job_id)
-    # A person sees their own jobs only; an admin sees the tenant's.
-    if not ctx.is_admin and (not ctx.subject_ref or job.subject_ref != ctx.subject_ref):
+    # A person sees their own jobs only (not those of an earlier holder of their subject id);
+    # an admin sees the tenant's.
+    if not ctx.is_admin and not job_is_theirs(tenant=ctx.tenant, subject_ref=ctx.subject_ref, job=job):
         raise Http404("Not found")
     return page_or_fragment(request, "console/job.html", "job", _job_context(ctx, job, request.path))
 

@@ -26,6 +26,10 @@ app.conf.beat_schedule = {
     "sweep-outbox": {"task": "workers.tasks.sweep_outbox", "schedule": settings.MEMORY_OUTBOX_SWEEP_SECONDS,
                      # A sweep that waited longer than its interval is superseded by the next one.
                      "options": {"expires": settings.MEMORY_OUTBOX_SWEEP_SECONDS}},
+    # Audit entries are sealed into their chain right after the commit that wrote them; this
+    # seals what a process that died in between left, so verification never waits long for it.
+    "seal-audit": {"task": "workers.tasks.run_periodic", "schedule": 60.0, "args": ["seal_audit"],
+                   "options": {"expires": 60.0}},
     # Expiry must bite soon after `expires_at`; search filters expired rows anyway, so this only
     # moves their status and audits it. Every 5 minutes is plenty.
     "expire-memories": {"task": "workers.tasks.run_periodic", "schedule": 300.0, "args": ["forgetting"]},

@@ -25,6 +25,7 @@ PERIODIC = {
     "forgetting": "memoryapp.services.forgetting:forgetting_sweep",
     "consolidation": "memoryapp.services.consolidation:consolidation_sweep",
     "purge_exports": "memoryapp.services.export:export_purge_expired",
+    "seal_audit": "memoryapp.services.audit:audit_seal_all",
 }
 
 

@@ -146,6 +146,20 @@ def job_get(*, tenant: Tenant, job_id: str) -> Job:
     return job
 
 
+def job_is_theirs(*, tenant: Tenant, subject_ref: str, job: Job) -> bool:
+    """Whether `job` is about the person who holds `subject_ref` now: the same id string is not
+    enough once an erasure has freed it for someone else."""
+    if not subject_ref or job.subject_ref != subject_ref:
+        return False
+    tenant_activate(tenant=tenant)
+    subject = Subject.objects.filter(tenant=tenant, external_id=subject_ref).first()
+    if subject is None:
+        return False
+    if job.subject_row_id is not None:
+        return job.subject_row_id == subject.pk
+    return job.created_at >= subject.created_at  # a job from before subject rows were recorded
+
+
 def memory_is_current(memory: Memory, at=None) -> bool:
     at = at or timezone.now()
     return (

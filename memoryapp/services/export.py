@@ -13,6 +13,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from memoryapp.actors import Actor
+from memoryapp.errors import ApplicationError
 from memoryapp.models import AuditEntry, Event, ExportFile, Job, Memory, MemoryEvidence, MemoryLineage, Subject, Tenant
 from memoryapp.selectors.memories import subject_get
 from memoryapp.services.audit import audit_record, audit_seal
@@ -86,7 +87,7 @@ def export_job_run(*, tenant: Tenant, job: Job) -> dict:
         subject = Subject.objects.filter(tenant=tenant, external_id=subject_ref,
                                          status=Subject.Status.ACTIVE).first()
         if subject is None:
-            raise ValueError("the subject no longer exists or is being erased")
+            raise ApplicationError("subject_gone", "The subject no longer exists or is being erased.")
         erasing_events = MemoryEvidence.objects.filter(tenant=tenant, memory__subject=subject, memory__erasing=True)
         events_qs = (Event.objects.filter(tenant=tenant, subject=subject)
                      .exclude(pk__in=erasing_events.values("event_id")).order_by("seq"))

@@ -46,9 +46,8 @@ logger = logging.getLogger(__name__)
 # "please remember" waits for) for a fraction of a second.
 CHUNK_SIZE = 256
 WRITE_CHUNK_SIZE = 64
-# With a language-model extractor every event costs a model call while its chunk is prepared,
-# and a chunk is claimed one chunk ahead of its write: 256 slow calls would outlast the
-# sweeper's stale-claim window (outbox.STUCK_AFTER), which would hand the events to another run.
+# With a language-model extractor every event costs a model call while its chunk is prepared;
+# smaller chunks keep the work claimed ahead of each write small.
 LLM_CHUNK_SIZE = WRITE_CHUNK_SIZE
 # Chatter and "today" remarks are kept as episodes for the session, then expire.
 EPHEMERAL_TTL = timedelta(hours=getattr(settings, "MEMORY_EPHEMERAL_TTL_HOURS", 24))

@@ -99,3 +99,22 @@ def test_an_idempotent_replay_does_not_hand_back_what_is_being_erased(tenant_a):
     client.delete(f"/api/v1/subjects/sam/memories/{first.json()['id']}")
     replay = post(client, "subjects/sam/memories", body, HTTP_IDEMPOTENCY_KEY="k-1")
     assert replay.status_code == 409 and "plot 14" not in replay.content.decode()
+
+
+def test_the_next_holder_of_an_id_does_not_see_the_previous_ones_jobs_in_the_console(tenant_a):
+    from django.test import Client
+
+    from memoryapp.services.signin import console_subject_user_get_or_create
+
+    client = make_client(tenant_a)
+    post(client, "subjects/sam/memories", {"statement": "I grew up in Ravenna."})
+    old_export = run(tenant_a, job_of(tenant_a, post(client, "subjects/sam/exports")))
+    erasure = run(tenant_a, job_of(tenant_a, client.delete("/api/v1/subjects/sam")))
+    post(client, "subjects/sam/memories", {"statement": "I prefer window seats."})
+    new_export = run(tenant_a, job_of(tenant_a, post(client, "subjects/sam/exports")))
+
+    browser = Client()
+    browser.force_login(console_subject_user_get_or_create(tenant=tenant_a, subject_ref="sam"))
+    for job in (old_export, erasure):
+        assert browser.get(reverse("console:job", args=[job.public_id])).status_code == 404
+    assert browser.get(reverse("console:job", args=[new_export.public_id])).status_code == 200

@@ -24,7 +24,7 @@ from memoryapp.errors import ApplicationError, NotFound
 from memoryapp.models import Job, Tenant
 from memoryapp.selectors.console import export_file_get, memory_growth, memory_timeline
 from memoryapp.selectors.memories import job_get, job_is_theirs, memory_history, memory_list as memories_select
-from memoryapp.services.memories import memory_correct, memory_descendants, memory_forget, subject_erase_request
+from memoryapp.services.memories import memory_correct, memory_forget, memory_forget_plan, subject_erase_request
 from memoryapp.services.signin import console_subject_user_get_or_create, signin_link_consume
 
 PAGE_SIZE = 25
@@ -190,8 +190,11 @@ def memory_forget_view(request, ctx, memory_id: str):
     if request.method == "POST":
         job = memory_forget(tenant=ctx.tenant, memory=memory, actor=ctx.actor)
         return redirect("console:job", job_id=job.public_id)
+    plan = memory_forget_plan(memory=memory)
     return render(request, "console/memory_forget.html", {
-        "ctx": ctx, "memory": memory, "descendants": memory_descendants(memory=memory),
+        "ctx": ctx, "memory": memory, "plan": plan,
+        "earlier": [m for m in plan.versions if m.pk != memory.pk],
+        "also": len(plan.memories) - 1,
     })
 
 

@@ -92,3 +92,26 @@ def test_a_different_fact_of_the_same_message_is_kept_and_the_receipt_says_so(te
         work = Memory.objects.get(pk=work.pk)
         assert work.status == "active" and work.source_event_id is None  # its message is gone
         assert not Event.objects.exists()
+
+
+def test_the_console_says_what_a_forget_takes_and_what_it_keeps(tenant_a):
+    from django.test import Client
+    from django.urls import reverse
+
+    from memoryapp.services.signin import console_subject_user_get_or_create
+
+    client = make_client(tenant_a)
+    post(client, "subjects/alice/events", {"events": [
+        {"event_id": "e1", "role": "user", "content": "I live in Springfield and I work at Globex.",
+         "occurred_at": "2026-01-05T10:00:00+00:00"},
+        {"event_id": "e2", "role": "user", "content": "I moved to Shelbyville last month.",
+         "occurred_at": "2026-03-01T10:00:00+00:00"}]})
+    with as_tenant(tenant_a):
+        run(tenant_a, Job.objects.get(kind="extraction"))
+        current = Memory.objects.get(key="user:home_city", status="active")
+    browser = Client()
+    browser.force_login(console_subject_user_get_or_create(tenant=tenant_a, subject_ref="alice"))
+    page = browser.get(reverse("console:memory_forget", args=[current.public_id])).content.decode()
+    assert "earlier version" in page and "Springfield" in page  # the value it replaced goes too
+    assert "messages it was learned from (2)" in page
+    assert "Kept: 1 other memory" in page and "Globex" in page

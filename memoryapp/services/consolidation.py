@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from memoryapp import embeddings
 from memoryapp.actors import Actor
-from memoryapp.models import Event, Job, Memory, MemoryLineage, Subject, Tenant, UNTRUSTED_SOURCES
+from memoryapp.models import Event, Job, Memory, MemoryEvidence, MemoryLineage, Subject, Tenant, UNTRUSTED_SOURCES
 from memoryapp.policy import source_authority
 from memoryapp.safety import redact_secrets
 from memoryapp.selectors.memories import subject_get
@@ -233,9 +233,12 @@ def session_summary_text(session_id: str, events: list[Event]) -> str:
 def consolidation_summarise(*, tenant: Tenant, subject: Subject) -> dict:
     with transaction.atomic():
         tenant_activate(tenant=tenant)
+        # Not the messages a pending forget is erasing (the evidence of memories it marked).
+        forgotten = MemoryEvidence.objects.filter(tenant=tenant, memory__subject=subject, memory__erasing=True)
         events = list(
             Event.objects.filter(tenant=tenant, subject=subject, quarantined=False)
-            .exclude(session_id="").exclude(source_kind__in=list(UNTRUSTED_SOURCES)).order_by("seq")
+            .exclude(session_id="").exclude(source_kind__in=list(UNTRUSTED_SOURCES))
+            .exclude(pk__in=forgotten.values("event_id")).order_by("seq")
         )
         existing = list(
             Memory.objects.filter(tenant=tenant, subject=subject, metadata__kind=SUMMARY_KIND, erasing=False)

@@ -150,8 +150,12 @@ def _capture(texts: set, values) -> None:
             texts.add(value.strip())
 
 
-def _delete_memory_batch(*, tenant: Tenant, memory_ids: list, counts: dict) -> None:
-    """Delete memories and every link to them. Call inside the tenant's transaction."""
+def _delete_memory_batch(*, tenant: Tenant, memory_ids: list, counts: dict, job: Job) -> None:
+    """Delete memories and every link to them, with an audit entry naming them (ids only).
+    Call inside the tenant's transaction."""
+    audit_record(tenant=tenant, actor=ERASURE_ACTOR, action="memories_erased", subject_ref=job.subject_ref,
+                 subject_row_id=_erased_row(job), target=job.public_id,
+                 details={"memory_ids": [f"mem_{uuid.UUID(str(i)).hex}" for i in memory_ids]})
     memories = Memory.objects.filter(tenant=tenant, pk__in=memory_ids)
     counts["embeddings"] += memories.filter(embedding__isnull=False).count()
     # Derived: linked to the memories it came from, or a session summary (linked to events only).
@@ -262,7 +266,7 @@ def _erase_subject(*, tenant: Tenant, job: Job) -> tuple[dict, set, dict]:
                 ids = [row[0] for row in batch]
                 memory_ids += ids
                 _capture(captured, (row[1] for row in batch))
-                _delete_memory_batch(tenant=tenant, memory_ids=ids, counts=counts)
+                _delete_memory_batch(tenant=tenant, memory_ids=ids, counts=counts, job=job)
                 done += len(ids)
                 job_progress(job_id=job.id, done=done)
         while True:
@@ -368,7 +372,7 @@ def _erase_memories(*, tenant: Tenant, job: Job) -> tuple[dict, set, dict]:
     for start in range(0, len(ids), BATCH_SIZE):
         with transaction.atomic():
             tenant_activate(tenant=tenant)
-            _delete_memory_batch(tenant=tenant, memory_ids=ids[start:start + BATCH_SIZE], counts=counts)
+            _delete_memory_batch(tenant=tenant, memory_ids=ids[start:start + BATCH_SIZE], counts=counts, job=job)
             done += len(ids[start:start + BATCH_SIZE])
             job_progress(job_id=job.id, done=done)
     with transaction.atomic():

@@ -79,6 +79,7 @@ def event_discard(*, tenant: Tenant, event_id, actor: Actor) -> Job | None:
         )
     audit_record(
         tenant=tenant, actor=actor, action="event_discarded", subject_ref=subject_ref, target=event.public_id,
-        details={"flags": event.flags, "memories": len(doomed), "job": job.public_id if job else None},
+        details={"flags": event.flags, "memories": len(doomed), "job": job.public_id if job else None,
+                 "memory_ids": [f"mem_{pk.hex}" for pk in doomed]},
     )
     return job

@@ -115,3 +115,22 @@ def test_the_console_says_what_a_forget_takes_and_what_it_keeps(tenant_a):
     assert "earlier version" in page and "Springfield" in page  # the value it replaced goes too
     assert "messages it was learned from (2)" in page
     assert "Kept: 1 other memory" in page and "Globex" in page
+
+
+def test_a_summary_built_before_the_deletion_job_runs_leaves_the_forgotten_message_out(tenant_a):
+    from memoryapp.actors import Actor
+    from memoryapp.services.consolidation import consolidation_request
+
+    client = make_client(tenant_a)
+    post(client, "subjects/alice/events", {"events": [
+        {"event_id": "e1", "role": "user", "content": "I live in Springfield.", "session_id": "s1"},
+        {"event_id": "e2", "role": "user", "content": "My sister plays the cello.", "session_id": "s1"}]})
+    with as_tenant(tenant_a):
+        run(tenant_a, Job.objects.get(kind="extraction"))
+        home = Memory.objects.get(key="user:home_city")
+    deletion = job_of(tenant_a, client.delete(f"/api/v1/subjects/alice/memories/{home.public_id}"))
+    run(tenant_a, consolidation_request(tenant=tenant_a, subject_ref="alice", actor=Actor("system", "tests")))
+    with as_tenant(tenant_a):
+        summary = Memory.objects.get(metadata__kind="session_summary")
+    assert "cello" in summary.statement and "Springfield" not in summary.statement
+    assert run(tenant_a, deletion).result["verification"]["passed"]

@@ -117,6 +117,9 @@ class Event(models.Model):
     redacted = models.BooleanField(default=False)
     # Quarantine: untrusted or instruction-like input an admin may release or discard.
     quarantined = models.BooleanField(default=False)
+    # Marked when a forget takes this message (it states what is forgotten): never shown, exported,
+    # summarised or replayed again, though the deletion job may not have run yet.
+    erasing = models.BooleanField(default=False)
     flags = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True, default="")
     job = models.ForeignKey("Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")

@@ -19,6 +19,7 @@ Cost on a large deployment: the backfills rewrite every audit, job and export ro
 the new memory column's foreign key is validated with a scan of the memory table (both under
 locks that block writes to those tables): minutes at millions of rows, so run it in a window.
 """
+import hashlib
 import json
 
 import django.db.models.deletion
@@ -65,10 +66,39 @@ DROP FUNCTION IF EXISTS memory_audit_append_only();
 """
 
 
+# Frozen copies of services/audit.py's version-2 hashing as of this migration, so that a later
+# change to that module cannot change what this migration writes.
+def canonical_json(value) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def payload_digest(before, after) -> str:
+    return hashlib.sha256(canonical_json({"before": before, "after": after}).encode()).hexdigest()
+
+
+def id_ranges(ids) -> list[list[int]]:
+    ranges: list[list[int]] = []
+    for value in sorted(set(int(i) for i in ids)):
+        if ranges and value == ranges[-1][1] + 1:
+            ranges[-1][1] = value
+        else:
+            ranges.append([value, value])
+    return ranges
+
+
+def _hash_v2(entry, prev_hash: str) -> str:
+    parts = [
+        prev_hash, "v2", str(entry.id), str(entry.tenant_id), str(entry.seq), entry.created_at.isoformat(),
+        entry.actor_kind, entry.actor_id, entry.action, entry.subject_ref,
+        "" if entry.subject_row_id is None else str(entry.subject_row_id),
+        entry.memory_id.hex if entry.memory_id else "", entry.target, canonical_json(entry.details),
+        entry.payload_digest,
+    ]
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
 def record_legacy_redactions(apps, schema_editor):
     """One chained `audit_redacted` entry per tenant naming the payloads blanked so far."""
-    from memoryapp.services.audit import _hash_v2, canonical_json, id_ranges, payload_digest
-
     db = schema_editor.connection.alias
     AuditEntry = apps.get_model("memoryapp", "AuditEntry")
     AuditChain = apps.get_model("memoryapp", "AuditChain")

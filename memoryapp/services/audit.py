@@ -16,6 +16,7 @@ blank a payload: `audit_redact` does, and appends an `audit_redacted` entry nami
 blanked, so the verification can tell an erasure from an edit. A database trigger (migration
 0006) keeps sealed columns and payloads from being rewritten by the application's role.
 """
+import bisect
 import hashlib
 import json
 import logging
@@ -278,13 +279,6 @@ def id_ranges(ids) -> list[list[int]]:
     return ranges
 
 
-def _in_ranges(ranges) -> set[int]:
-    out: set[int] = set()
-    for first, last in ranges or []:
-        out.update(range(int(first), int(last) + 1))
-    return out
-
-
 @dataclass
 class AuditVerification:
     ok: bool
@@ -312,6 +306,55 @@ def audit_verify(*, tenant: Tenant, seal: bool = True) -> AuditVerification:
         return _verify(tenant=tenant)
 
 
+def _merged(runs: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """Sorted, disjoint [first, last] runs as two parallel lists, for bisecting."""
+    firsts: list[int] = []
+    lasts: list[int] = []
+    for first, last in sorted(runs):
+        if lasts and first <= lasts[-1] + 1:
+            lasts[-1] = max(lasts[-1], last)
+        else:
+            firsts.append(first)
+            lasts.append(last)
+    return firsts, lasts
+
+
+def _covers(merged: tuple[list[int], list[int]], value: int) -> bool:
+    firsts, lasts = merged
+    index = bisect.bisect_right(firsts, value) - 1
+    return index >= 0 and lasts[index] >= value
+
+
+class RedactionRanges:
+    """The entry ids that audit_redacted entries name, per the person (Subject row) each redaction
+    is about, tested for membership without expanding the runs (a forged run of 10**12 ids must
+    not exhaust memory)."""
+
+    def __init__(self, redactions):
+        by_row: dict = {}
+        for entry in redactions:
+            for run in (entry.details or {}).get("entry_ranges") or []:
+                try:
+                    first, last = int(run[0]), int(run[1])
+                except (TypeError, ValueError, IndexError):
+                    continue
+                if first <= last:
+                    by_row.setdefault(entry.subject_row_id, []).append((first, last))
+        self._by_row = {row: _merged(runs) for row, runs in by_row.items()}
+        self._any = _merged([run for runs in by_row.values() for run in runs])
+        self.count = sum(last - first + 1 for first, last in zip(*self._any))
+
+    def names(self, entry_id: int) -> bool:
+        return _covers(self._any, entry_id)
+
+    def names_for(self, entry_id: int, subject_row_id) -> bool:
+        """Named by a redaction about the same person (or one that names no person: the
+        migration's record of legacy redactions; or an entry about no person)."""
+        if subject_row_id is None:
+            return self.names(entry_id)
+        return any(row in self._by_row and _covers(self._by_row[row], entry_id) for row in (None, subject_row_id))
+
+
 def _verify(*, tenant: Tenant) -> AuditVerification:
     chain = AuditChain.objects.filter(tenant=tenant).first()
     head_seq = chain.seq if chain is not None else 0
@@ -319,8 +362,11 @@ def _verify(*, tenant: Tenant) -> AuditVerification:
     prev_hash = GENESIS_HASH
     expected_seq = 1
     checked = legacy = 0
-    redacted_ids: set[int] = set()
-    altered: list[tuple[int, int, bool]] = []  # (seq, id, blank) of entries whose payload digest differs
+    # Every redaction counts, also one sealed after the head was read or not sealed yet: an
+    # erasure's blanking and its redaction entry commit together, the seal comes after.
+    redactions = RedactionRanges(AuditEntry.objects.filter(tenant=tenant, action=REDACTED_ACTION).only(
+        "id", "details", "subject_row_id").iterator(chunk_size=2000))
+    altered: list[AuditEntry] = []  # entries whose payload no longer matches its digest
     # Entries sealed after the head was read are left for the next check.
     entries = AuditEntry.objects.filter(tenant=tenant, seq__isnull=False, seq__lte=head_seq).order_by("seq")
     for entry in entries.iterator(chunk_size=2000):
@@ -330,31 +376,34 @@ def _verify(*, tenant: Tenant) -> AuditVerification:
             problems.append(f"entry {expected_seq} is missing (next is {entry.seq})")
         if entry.prev_hash != prev_hash:
             problems.append(f"entry {entry.seq} does not link to the entry before it")
-        if entry_hash(entry, entry.prev_hash) != entry.entry_hash:
+        if entry.hash_version not in HASHERS:
+            problems.append(f"entry {entry.seq} claims an unknown hash version {entry.hash_version}")
+        elif entry_hash(entry, entry.prev_hash) != entry.entry_hash:
             problems.append(f"entry {entry.seq} was altered")
-        if entry.action == REDACTED_ACTION:
-            redacted_ids |= _in_ranges((entry.details or {}).get("entry_ranges"))
-        if payload_digest(entry.before, entry.after) != entry.payload_digest:
-            altered.append((entry.seq, entry.pk, entry.before is None and entry.after is None))
+        if (entry.before is not None or entry.after is not None) and redactions.names(entry.pk):
+            problems.append(f"entry {entry.seq} was redacted but holds a payload again")
+        elif payload_digest(entry.before, entry.after) != entry.payload_digest:
+            altered.append(entry)
         prev_hash = entry.entry_hash
         expected_seq = entry.seq + 1
-    for seq, pk, blank in altered:
-        # A blank payload is an erasure only when a chained redaction entry names it.
-        if not (blank and pk in redacted_ids):
-            problems.append(f"entry {seq} payload was altered")
-    restored = sorted(redacted_ids)
-    for start in range(0, len(restored), 10_000):
-        for seq in (AuditEntry.objects.filter(tenant=tenant, pk__in=restored[start:start + 10_000])
-                    .exclude(before__isnull=True, after__isnull=True).values_list("seq", flat=True)):
-            problems.append(f"entry {seq} was redacted but holds a payload again")
+    for entry in altered:
+        # A blank payload is an erasure only when a redaction entry about the same person names it.
+        blank = entry.before is None and entry.after is None
+        if not (blank and redactions.names_for(entry.pk, entry.subject_row_id)):
+            problems.append(f"entry {entry.seq} payload was altered")
     if chain is not None and (chain.seq != expected_seq - 1 or chain.head_hash != prev_hash):
         problems.append(f"the chain ends at entry {expected_seq - 1} but its head says {chain.seq}")
+    # Entries sealed past the head as it is now: the head was moved back over them.
+    head_now = AuditChain.objects.filter(tenant=tenant).values_list("seq", flat=True).first() or 0
+    beyond = AuditEntry.objects.filter(tenant=tenant, seq__gt=head_now).count()
+    if beyond:
+        problems.append(f"{beyond} sealed entries lie beyond the chain's head (entry {head_now})")
     unsealed = AuditEntry.objects.filter(tenant=tenant, seq__isnull=True,
                                          created_at__lt=timezone.now() - UNSEALED_ALARM).count()
     if unsealed:
         problems.append(f"{unsealed} entries were never sealed into the chain")
     return AuditVerification(ok=not problems, checked=checked, problems=problems,
-                             redacted=len(redacted_ids), legacy=legacy)
+                             redacted=redactions.count, legacy=legacy)
 
 
 @transaction.atomic

@@ -185,3 +185,72 @@ def test_audit_verify_command_refuses_an_unknown_tenant():
 
     with pytest.raises(CommandError):
         call_command("audit_verify", "--tenant", "no-such-tenant", stdout=StringIO())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_application_role_cannot_move_the_chain_head_back_or_insert_a_sealed_entry(tenant_a, actor):
+    from memoryapp.models import AuditChain
+
+    write(tenant_a, "alice", "I like green tea.", actor)
+    write(tenant_a, "alice", "I live in Lisbon.", actor)
+    with pytest.raises(Exception), transaction.atomic():
+        with as_tenant(tenant_a):
+            AuditChain.objects.filter(tenant=tenant_a).update(seq=1)
+    with pytest.raises(Exception), transaction.atomic():
+        with as_tenant(tenant_a):
+            AuditEntry.objects.create(tenant=tenant_a, seq=99, actor_kind="system", action="forged",
+                                      payload_digest="x", prev_hash="x", entry_hash="x", created_at=entry_of(
+                                          tenant_a).created_at)
+    assert audit_verify(tenant=tenant_a).ok
+
+
+@pytest.mark.django_db(transaction=True, databases=["default", "owner"])
+def test_an_edited_tail_hidden_by_moving_the_head_back_is_caught(tenant_a, actor):
+    for n in range(3):
+        write(tenant_a, "alice", f"Fact number {n}.", actor)
+    with as_tenant(tenant_a):
+        last = AuditEntry.objects.order_by("-seq").first()
+        previous = AuditEntry.objects.get(seq=last.seq - 1)
+    with owner_sql() as cursor:
+        cursor.execute("ALTER TABLE memoryapp_auditchain DISABLE TRIGGER memory_audit_chain_forward")
+        cursor.execute("UPDATE memoryapp_auditentry SET after = NULL WHERE id = %s", [last.pk])
+        cursor.execute("UPDATE memoryapp_auditchain SET seq = %s, head_hash = %s WHERE tenant_id = %s",
+                       [previous.seq, previous.entry_hash, tenant_a.pk])
+        cursor.execute("ALTER TABLE memoryapp_auditchain ENABLE TRIGGER memory_audit_chain_forward")
+    result = audit_verify(tenant=tenant_a, seal=False)
+    assert any("beyond the chain's head" in p for p in result.problems), result.problems
+
+
+@pytest.mark.django_db(transaction=True, databases=["default", "owner"])
+def test_an_unknown_hash_version_is_not_a_pass(tenant_a, actor):
+    write(tenant_a, "alice", "I like green tea.", actor)
+    entry = entry_of(tenant_a)
+    with owner_sql() as cursor:
+        cursor.execute("UPDATE memoryapp_auditentry SET hash_version = 9, entry_hash = '' WHERE id = %s", [entry.pk])
+    result = audit_verify(tenant=tenant_a)
+    assert f"entry {entry.seq} claims an unknown hash version 9" in result.problems
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_forged_redaction_of_a_trillion_ids_is_checked_without_expanding_it(tenant_a, actor):
+    write(tenant_a, "alice", "I like green tea.", actor)
+    with as_tenant(tenant_a):
+        audit_record(tenant=tenant_a, actor=actor, action="audit_redacted", details={"entry_ranges": [[1, 10**12]]})
+    started = time.monotonic()
+    result = audit_verify(tenant=tenant_a)
+    assert time.monotonic() - started < 10 and result.redacted == 10**12
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_erasure_committed_but_not_yet_sealed_is_no_false_alarm(tenant_a, actor, monkeypatch):
+    from memoryapp.services import audit
+
+    memory = write(tenant_a, "alice", "I like green tea.", actor)
+    # The redaction commits with the blanking; its own entry waits for the seal (here: forever).
+    monkeypatch.setattr(audit, "_seal_after_commit", lambda tenant_id: None)
+    with as_tenant(tenant_a):
+        audit_redact(tenant=tenant_a, actor=ERASER, reason="test", memory_ids=[memory.pk])
+    with as_tenant(tenant_a):
+        assert AuditEntry.objects.get(action="audit_redacted").seq is None
+    result = audit_verify(tenant=tenant_a, seal=False)
+    assert result.ok, result.problems

@@ -24,7 +24,8 @@ from memoryapp.errors import ApplicationError, NotFound
 from memoryapp.models import Job, Tenant
 from memoryapp.selectors.console import export_file_get, memory_growth, memory_timeline
 from memoryapp.selectors.memories import job_get, job_is_theirs, memory_history, memory_list as memories_select
-from memoryapp.services.memories import memory_correct, memory_forget, memory_forget_plan, subject_erase_request
+from memoryapp.selectors.forget import memory_forget_plan
+from memoryapp.services.memories import memory_correct, memory_forget, subject_erase_request
 from memoryapp.services.signin import console_subject_user_get_or_create, signin_link_consume
 
 PAGE_SIZE = 25

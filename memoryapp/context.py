@@ -31,13 +31,16 @@ def is_profile(memory: Memory) -> bool:
     )
 
 
-# Flags the write policy sets on content that must not be read as instructions, whoever sent it
-# (a tool's output can carry a web page's injection, released from quarantine by an admin).
+# Flags the write policy sets on content that must not be read as instructions when anyone but
+# the person sent it (a tool's output can carry a web page's injection, released from
+# quarantine by an admin). The person's own "from now on, answer in French" is theirs to give.
 UNTRUSTED_FLAGS = frozenset({"untrusted", "instruction_like"})
+SELF_SOURCES = frozenset({"user", "user_explicit"})
 
 
 def is_untrusted(memory: Memory) -> bool:
-    return memory.is_untrusted or bool(UNTRUSTED_FLAGS.intersection(memory.flags or []))
+    return memory.is_untrusted or (memory.source_kind not in SELF_SOURCES
+                                   and bool(UNTRUSTED_FLAGS.intersection(memory.flags or [])))
 
 
 def memory_line(memory: Memory) -> str:

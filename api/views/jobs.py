@@ -5,7 +5,7 @@ from api.representations import job_json
 from api.schemas import JobOut, errors
 from api.views.base import ApiView
 from memoryapp.errors import NotFound
-from memoryapp.selectors.memories import job_get
+from memoryapp.selectors.memories import job_get, job_is_theirs
 
 
 class JobView(ApiView):
@@ -13,6 +13,6 @@ class JobView(ApiView):
     def get(self, request, job_id):
         job = job_get(tenant=request.tenant, job_id=job_id)
         bound = request.api_key.subject_ref
-        if bound and job.subject_ref != bound:
+        if bound and not job_is_theirs(tenant=request.tenant, subject_ref=bound, job=job):
             raise NotFound("job")  # a bound key sees only its subject's jobs, and learns nothing else
         return Response(job_json(job))

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from memoryapp.errors import NotFound
 from memoryapp.models import ApiKey, AuditEntry, Event, ExportFile, Job, Memory, Tenant
+from memoryapp.selectors.exports import servable_exports
 from memoryapp.selectors.memories import memory_queryset, parse_public_id
 from memoryapp.tenancy import tenant_activate
 
@@ -190,8 +191,6 @@ def memory_growth(*, tenant: Tenant, subject_ref: str, days: int = 30) -> dict:
 def export_file_get(*, tenant: Tenant, subject_ref: str, export_id: str) -> ExportFile:
     """One servable export of one subject (selectors/exports.py); missing, foreign, expired and
     withdrawn answer alike."""
-    from memoryapp.selectors.exports import servable_exports
-
     tenant_activate(tenant=tenant)
     pk = parse_public_id(export_id, "exp")
     export = servable_exports(tenant=tenant).filter(subject_ref=subject_ref, pk=pk).first() if pk else None

@@ -125,9 +125,8 @@ def memory_history(*, tenant: Tenant, subject_ref: str, memory_id: str) -> dict:
     version_ids = [v.pk for v in versions]
     versions = list(memory_queryset(tenant=tenant).filter(pk__in=version_ids).order_by("valid_from", "recorded_at"))
     sources = list(
-        Event.objects.filter(tenant=tenant, evidence_links__memory_id__in=version_ids).distinct().order_by(
-            "occurred_at", "seq"
-        )
+        Event.objects.filter(tenant=tenant, evidence_links__memory_id__in=version_ids, erasing=False).distinct()
+        .order_by("occurred_at", "seq")
     )
     derived = list(
         memory_queryset(tenant=tenant).filter(source_links__source_id__in=version_ids).distinct().order_by(
@@ -148,13 +147,14 @@ def job_get(*, tenant: Tenant, job_id: str) -> Job:
 
 def job_is_theirs(*, tenant: Tenant, subject_ref: str, job: Job) -> bool:
     """Whether `job` is about the person who holds `subject_ref` now: the same id string is not
-    enough once an erasure has freed it for someone else."""
+    enough once an erasure has freed it for someone else. While nobody holds the id (an erasure
+    finished), its jobs stay readable by whoever is bound to it: the erasure's receipt."""
     if not subject_ref or job.subject_ref != subject_ref:
         return False
     tenant_activate(tenant=tenant)
     subject = Subject.objects.filter(tenant=tenant, external_id=subject_ref).first()
     if subject is None:
-        return False
+        return True
     if job.subject_row_id is not None:
         return job.subject_row_id == subject.pk
     return job.created_at >= subject.created_at  # a job from before subject rows were recorded

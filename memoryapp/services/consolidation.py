@@ -24,9 +24,9 @@ from django.utils import timezone
 
 from memoryapp import embeddings
 from memoryapp.actors import Actor
-from memoryapp.models import Event, Job, Memory, MemoryEvidence, MemoryLineage, Subject, Tenant, UNTRUSTED_SOURCES
+from memoryapp.models import Event, Job, Memory, MemoryLineage, Subject, Tenant, UNTRUSTED_SOURCES
 from memoryapp.policy import source_authority
-from memoryapp.safety import redact_secrets
+from memoryapp.safety import looks_like_instruction, redact_secrets
 from memoryapp.selectors.memories import subject_get
 from memoryapp.services.audit import audit_record
 from memoryapp.services.jobs import job_create, job_progress
@@ -42,6 +42,7 @@ SUMMARY_GENERATOR = "session-summary-v1"
 WORKER = Actor("worker", "consolidation")
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+UNTRUSTED_EVENT_FLAGS = frozenset({"untrusted", "instruction_like"})
 
 
 def consolidation_request(*, tenant: Tenant, subject_ref: str, actor: Actor) -> Job:
@@ -233,13 +234,17 @@ def session_summary_text(session_id: str, events: list[Event]) -> str:
 def consolidation_summarise(*, tenant: Tenant, subject: Subject) -> dict:
     with transaction.atomic():
         tenant_activate(tenant=tenant)
-        # Not the messages a pending forget is erasing (the evidence of memories it marked).
-        forgotten = MemoryEvidence.objects.filter(tenant=tenant, memory__subject=subject, memory__erasing=True)
-        events = list(
-            Event.objects.filter(tenant=tenant, subject=subject, quarantined=False)
-            .exclude(session_id="").exclude(source_kind__in=list(UNTRUSTED_SOURCES))
-            .exclude(pk__in=forgotten.values("event_id")).order_by("seq")
-        )
+        # Only what an agent may read: not quarantined, not being erased by a pending forget, and
+        # no instruction-like text from anyone but the user, whether extraction has screened it
+        # yet or an admin released it (a summary speaks as "system", so it must not repeat an
+        # injected instruction).
+        events = [
+            event for event in Event.objects.filter(
+                tenant=tenant, subject=subject, quarantined=False, erasing=False,
+            ).exclude(session_id="").exclude(source_kind__in=list(UNTRUSTED_SOURCES)).order_by("seq")
+            if event.role == Event.Role.USER or not (
+                UNTRUSTED_EVENT_FLAGS.intersection(event.flags or []) or looks_like_instruction(event.content))
+        ]
         existing = list(
             Memory.objects.filter(tenant=tenant, subject=subject, metadata__kind=SUMMARY_KIND, erasing=False)
             .prefetch_related("evidence")

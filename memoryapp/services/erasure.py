@@ -120,11 +120,9 @@ def _kept(*, tenant: Tenant, job: Job) -> dict | None:
 
 
 def _erased_row(job: Job) -> int | None:
-    """The Subject row a subject erasure is about (recorded by the request), None for a memory
-    erasure: its entries belong to whichever row holds the memories' subject id now."""
-    if (job.params or {}).get("scope", "subject") != "subject":
-        return None
-    row = (job.params or {}).get("subject_row_id")
+    """The Subject row the erasure is about: recorded by a subject erasure's request, and by
+    job_create for a forget (the memories' subject when it was asked)."""
+    row = (job.params or {}).get("subject_row_id") if (job.params or {}).get("scope", "subject") == "subject" else None
     return int(row) if row is not None else job.subject_row_id
 
 
@@ -386,7 +384,11 @@ def _erase_memories(*, tenant: Tenant, job: Job) -> tuple[dict, set, dict]:
         if event_subjects:
             _speakers_recount(tenant=tenant, subject_ids=event_subjects)
         # Every export made before now holds the forgotten memory (the request withdrew them).
-        counts["export_files"] += ExportFile.objects.filter(tenant=tenant, subject_ref__in=subject_refs).delete()[0]
+        # By Subject row: a rerun after the id was reused must not touch the next person's files.
+        counts["export_files"] += ExportFile.objects.filter(
+            Q(subject_row_id__in=subject_ids) | Q(subject_row_id__isnull=True, subject_ref__in=subject_refs),
+            tenant=tenant,
+        ).delete()[0]
         counts["audit_payloads_redacted"] += _audit_redact_ids(tenant=tenant, memory_ids=wanted, job=job)
         job_progress(job_id=job.id, done=done + len(event_ids))
     # Verify by every id the request named, also those a previous run already removed.

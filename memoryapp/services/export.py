@@ -8,7 +8,7 @@ import json
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -88,9 +88,7 @@ def export_job_run(*, tenant: Tenant, job: Job) -> dict:
                                          status=Subject.Status.ACTIVE).first()
         if subject is None:
             raise ApplicationError("subject_gone", "The subject no longer exists or is being erased.")
-        erasing_events = MemoryEvidence.objects.filter(tenant=tenant, memory__subject=subject, memory__erasing=True)
-        events_qs = (Event.objects.filter(tenant=tenant, subject=subject)
-                     .exclude(pk__in=erasing_events.values("event_id")).order_by("seq"))
+        events_qs = Event.objects.filter(tenant=tenant, subject=subject, erasing=False).order_by("seq")
         memories_qs = Memory.objects.filter(tenant=tenant, subject=subject, erasing=False).order_by(
             "recorded_at", "id"
         )
@@ -98,8 +96,10 @@ def export_job_run(*, tenant: Tenant, job: Job) -> dict:
         job_progress(job_id=job.id, done=0, total=total)
         done = 0
         events = []
+        event_ids = []
         for event in events_qs.iterator(chunk_size=BATCH_SIZE):
             events.append(_event_json(event))
+            event_ids.append(event.pk)
             done += 1
             if done % BATCH_SIZE == 0:
                 job_progress(job_id=job.id, done=done)
@@ -113,8 +113,8 @@ def export_job_run(*, tenant: Tenant, job: Job) -> dict:
                 job_progress(job_id=job.id, done=done)
         evidence = [
             {"memory_id": f"mem_{m.hex}", "event_id": f"evt_{e.hex}"}
-            for m, e in MemoryEvidence.objects.filter(tenant=tenant, memory__subject=subject, memory__erasing=False)
-            .exclude(event_id__in=erasing_events.values("event_id"))
+            for m, e in MemoryEvidence.objects.filter(tenant=tenant, memory__subject=subject, memory__erasing=False,
+                                                      event__erasing=False)
             .order_by("id").values_list("memory_id", "event_id")
         ]
         derived_from = [
@@ -143,6 +143,7 @@ def export_job_run(*, tenant: Tenant, job: Job) -> dict:
         }
         # ensure_ascii=False: the file holds the text as written, so it is also searchable as such.
         content = json.dumps(document, ensure_ascii=False, sort_keys=False).encode("utf-8")
+        _refuse_if_erased_meanwhile(tenant=tenant, subject=subject, memory_ids=memory_ids, event_ids=event_ids)
         export = ExportFile.objects.create(
             tenant=tenant, subject_ref=subject_ref, subject_row_id=subject.pk, job=job, content=content, size=len(content),
             expires_at=now + timedelta(hours=settings.MEMORY_EXPORT_TTL_HOURS),
@@ -160,6 +161,33 @@ def export_job_run(*, tenant: Tenant, job: Job) -> dict:
         "counts": {"events": len(events), "memories": len(memories), "evidence": len(evidence),
                    "derived_from": len(derived_from), "audit": len(audit)},
     }
+
+
+def _refuse_if_erased_meanwhile(*, tenant: Tenant, subject: Subject, memory_ids: list, event_ids: list) -> None:
+    """A forget or an erasure accepted while the file was being built withdraws only the files
+    that exist then, and its job deletes only those committed before it runs: this file would
+    escape both. Under the subject's row lock (FOR SHARE: after a forget that holds it commits,
+    before one that comes next), check that everything in the file is still there and not being
+    erased. (Anything else that removed a memory meanwhile also makes the file stale.)"""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT status FROM memoryapp_subject WHERE id = %s AND tenant_id = %s FOR SHARE",
+                       [subject.pk, tenant.pk])
+        row = cursor.fetchone()
+    # A forget's job may even have finished meanwhile: what it took is then gone, not marked.
+    if (row is None or row[0] != Subject.Status.ACTIVE
+            or Memory.objects.filter(tenant=tenant, pk__in=memory_ids, erasing=False).count() != len(memory_ids)
+            or Event.objects.filter(tenant=tenant, pk__in=event_ids, erasing=False).count() != len(event_ids)):
+        raise ApplicationError("erased_meanwhile", "Part of what was being exported was forgotten or erased while "
+                                                   "the export was built; request a new export.")
+
+
+def export_files_withdraw(*, tenant: Tenant, subject_id) -> int:
+    """The subject's export files hold what a forget or an erasure is about to remove: never
+    served again from now on (the deletion job deletes them). Call inside the tenant's
+    transaction, holding the subject's row lock (export_job_run checks under it)."""
+    return ExportFile.objects.filter(tenant=tenant, subject_row_id=subject_id, withdrawn_at__isnull=True).update(
+        withdrawn_at=timezone.now()
+    )
 
 
 def export_purge_expired() -> int:

@@ -13,10 +13,12 @@ from django.utils import timezone
 from memoryapp import embeddings
 from memoryapp.actors import Actor
 from memoryapp.errors import ApplicationError, NotFound, PolicyRejected
-from memoryapp.models import Event, ExportFile, Job, Memory, MemoryEvidence, MemoryLineage, Subject, Tenant
+from memoryapp.models import Event, Job, Memory, MemoryEvidence, MemoryLineage, Subject, Tenant
 from memoryapp.policy import durable_types_allowed, initial_status, source_authority
 from memoryapp.safety import find_secrets, looks_like_instruction
+from memoryapp.selectors.forget import memory_forget_plan
 from memoryapp.services.audit import audit_record
+from memoryapp.services.export import export_files_withdraw
 from memoryapp.services.jobs import job_create
 from memoryapp.services.tenants import subject_get_or_create
 from memoryapp.tenancy import tenant_activate
@@ -489,7 +491,7 @@ def _memory_supersede(*, tenant, memory, draft, actor, action, vector) -> Memory
             "memory_not_current", "Only a current memory can be corrected or superseded.",
             {"status": memory.status}, status=409,
         )
-    if source_authority(draft.source_kind) < source_authority(memory.source_kind):
+    if outranks(old=memory, draft=draft):
         raise Outranked(old=memory, source_kind=draft.source_kind)
     subject_ref = memory.subject.external_id
     if draft.valid_from is None:
@@ -526,9 +528,8 @@ def _memory_supersede(*, tenant, memory, draft, actor, action, vector) -> Memory
 def memory_correct(*, tenant: Tenant, memory: Memory, actor: Actor, statement: str | None = None,
                    source_kind: str = "user_explicit", **changes) -> Memory:
     """A correction: a new version carrying the changed fields, superseding `memory` (or, for a
-    procedure, proposing to). A source of lower authority than the memory's is refused."""
-    if source_authority(source_kind) < source_authority(memory.source_kind):
-        raise Outranked(old=memory, source_kind=source_kind)
+    procedure, proposing to). A source that `memory`'s outranks is refused (checked under the
+    lock, by the same rule as a new write's)."""
     draft = MemoryDraft(
         statement=statement if statement is not None else memory.statement,
         memory_type=changes.pop("memory_type", memory.memory_type),
@@ -548,107 +549,6 @@ def memory_correct(*, tenant: Tenant, memory: Memory, actor: Actor, statement: s
     return memory_supersede(tenant=tenant, memory=memory, draft=draft, actor=actor, action="memory_corrected")
 
 
-def _descendants_of(*, tenant_id, ids) -> dict:
-    """Everything derived from the memories `ids`, transitively (summaries of summaries
-    included), by pk; the memories themselves left out."""
-    found: dict = {}
-    roots = set(ids)
-    frontier = list(roots)
-    while frontier:
-        children = list(
-            Memory.objects.filter(tenant_id=tenant_id, source_links__source_id__in=frontier).distinct()
-        )
-        frontier = [c.pk for c in children if c.pk not in found and c.pk not in roots]
-        for child in children:
-            if child.pk not in roots:
-                found.setdefault(child.pk, child)
-    return found
-
-
-def memory_descendants(*, memory: Memory) -> list[Memory]:
-    """Everything derived from `memory`, transitively (summaries of summaries included)."""
-    return list(_descendants_of(tenant_id=memory.tenant_id, ids=[memory.pk]).values())
-
-
-def _is_derived(memory: Memory) -> bool:
-    # Summaries and merges: regenerable copies of what they were made from.
-    return memory.source_links.exists() or (isinstance(memory.metadata, dict)
-                                            and memory.metadata.get("kind") == "session_summary")
-
-
-@dataclass
-class ForgetPlan:
-    """What forgetting one memory takes with it, and what it keeps."""
-
-    memory: Memory
-    versions: list[Memory]  # the memory and every version it replaced (and what they retired)
-    evidence_episodes: list[Memory]  # the messages that state it, as episodes
-    derived: list[Memory]  # summaries, merges and facts made from any of the above
-    event_ids: list  # the source messages themselves
-    kept: list[Memory]  # other memories drawn from those messages: kept, their link to them removed
-
-    @property
-    def memories(self) -> list[Memory]:
-        return [*self.versions, *self.evidence_episodes, *self.derived]
-
-
-def memory_forget_plan(*, memory: Memory) -> ForgetPlan:
-    """Everything that states what `memory` says: its earlier versions (a current fact
-    forgotten must not come back through the value it replaced being "history"), the messages it
-    was drawn from (as events and as episodes), and whatever was derived from any of them. An
-    episode forgotten takes the facts extracted from its message with it. Another fact drawn
-    from the same message is not forgotten (the person did not ask), but loses its link to the
-    erased message; the plan names it under `kept`."""
-    tenant_id = memory.tenant_id
-    live = Memory.objects.filter(tenant_id=tenant_id, erasing=False)
-    versions = {memory.pk: memory}
-    frontier = [memory.pk]
-    while frontier:
-        earlier = list(live.filter(superseded_by_id__in=frontier).exclude(pk__in=list(versions)))
-        for m in earlier:
-            versions[m.pk] = m
-        frontier = [m.pk for m in earlier]
-    # The messages that state it: a fact's evidence (each restatement reinforced it) and every
-    # version's own source. An episode's other evidence is context, not a statement of it.
-    facts = [pk for pk, m in versions.items() if m.memory_type != Memory.Type.EPISODIC]
-    events = set(MemoryEvidence.objects.filter(tenant_id=tenant_id, memory_id__in=facts)
-                 .values_list("event_id", flat=True))
-    events |= {m.source_event_id for m in versions.values() if m.source_event_id}
-    episodes = {m.pk: m for m in live.filter(source_event_id__in=events, memory_type=Memory.Type.EPISODIC)
-                .exclude(pk__in=list(versions))}
-    doomed = {**versions, **episodes}
-    derived = _descendants_of(tenant_id=tenant_id, ids=list(doomed))
-    if memory.memory_type == Memory.Type.EPISODIC and memory.source_event_id:
-        for fact in live.filter(source_event_id=memory.source_event_id).exclude(pk__in=list(doomed)):
-            derived.setdefault(fact.pk, fact)
-    kept: dict = {}
-    citing = live.filter(Q(evidence_links__event_id__in=events) | Q(source_event_id__in=events)).distinct()
-    for other in citing.exclude(pk__in=[*doomed, *derived]):
-        if _is_derived(other):
-            derived.setdefault(other.pk, other)
-        else:
-            kept[other.pk] = other
-    derived.update({k: v for k, v in _descendants_of(tenant_id=tenant_id, ids=list(derived)).items()
-                    if k not in doomed})
-    for pk in derived:
-        kept.pop(pk, None)
-    return ForgetPlan(
-        memory=memory,
-        versions=sorted(versions.values(), key=lambda m: (m.valid_from, m.recorded_at)),
-        evidence_episodes=list(episodes.values()),
-        derived=[m for pk, m in derived.items() if pk not in doomed],
-        event_ids=sorted(events, key=str),
-        kept=list(kept.values()),
-    )
-
-
-def _withdraw_exports(*, tenant: Tenant, subject_id) -> int:
-    """Exports made so far hold what is being erased: never served again from now on."""
-    return ExportFile.objects.filter(tenant=tenant, subject_row_id=subject_id, withdrawn_at__isnull=True).update(
-        withdrawn_at=timezone.now()
-    )
-
-
 @transaction.atomic
 def memory_forget(*, tenant: Tenant, memory: Memory, actor: Actor) -> Job:
     """Forget a memory, its versions, the messages it was drawn from and everything derived
@@ -660,7 +560,8 @@ def memory_forget(*, tenant: Tenant, memory: Memory, actor: Actor) -> Job:
     plan = memory_forget_plan(memory=memory)
     ids = [m.pk for m in plan.memories]
     Memory.objects.filter(tenant=tenant, pk__in=ids).update(erasing=True)
-    _withdraw_exports(tenant=tenant, subject_id=memory.subject_id)
+    Event.objects.filter(tenant=tenant, pk__in=plan.event_ids).update(erasing=True)
+    export_files_withdraw(tenant=tenant, subject_id=memory.subject_id)
     subject_ref = memory.subject.external_id
     job = job_create(
         tenant=tenant, kind=Job.Kind.DELETION, subject_ref=subject_ref,
@@ -692,7 +593,7 @@ def subject_erase_request(*, tenant: Tenant, subject_ref: str, actor: Actor) -> 
         if subject.status != Subject.Status.ERASING:
             subject.status = Subject.Status.ERASING
             subject.save(update_fields=["status"])
-        _withdraw_exports(tenant=tenant, subject_id=subject.pk)
+        export_files_withdraw(tenant=tenant, subject_id=subject.pk)
         params["subject_row_id"] = subject.pk
     job = job_create(
         tenant=tenant, kind=Job.Kind.DELETION, subject_ref=subject_ref, params=params, actor=str(actor),
@@ -702,6 +603,16 @@ def subject_erase_request(*, tenant: Tenant, subject_ref: str, actor: Actor) -> 
         subject_row_id=subject.pk if subject is not None else None, target=job.public_id,
     )
     return job
+
+
+def _current_version(memory: Memory):
+    """The version of `memory`'s chain that holds now (it may have been corrected since a
+    proposal was made against it): its pk, following superseded_by forward."""
+    seen = set()
+    while memory.superseded_by_id and memory.superseded_by_id not in seen:
+        seen.add(memory.pk)
+        memory = Memory.objects.get(tenant_id=memory.tenant_id, pk=memory.superseded_by_id)
+    return memory.pk
 
 
 @transaction.atomic
@@ -722,7 +633,7 @@ def memory_review(*, tenant: Tenant, memory: Memory, approve: bool, actor: Actor
     subject_ref = memory.subject.external_id
     retired = []
     if approve:
-        replaced = Q(pk=memory.proposal_for_id) if memory.proposal_for_id else Q(pk__in=[])
+        replaced = Q(pk=_current_version(memory.proposal_for)) if memory.proposal_for_id else Q(pk__in=[])
         if memory.key:
             replaced |= Q(memory_type=Memory.Type.PROCEDURAL, namespace=memory.namespace, key=memory.key)
         now = timezone.now()

@@ -7,7 +7,7 @@ from memoryapp.errors import ApplicationError, NotFound
 from memoryapp.models import Event, Job, Memory, Tenant
 from memoryapp.services.audit import audit_record
 from memoryapp.services.jobs import job_create
-from memoryapp.services.memories import memory_descendants
+from memoryapp.selectors.forget import memory_descendants
 from memoryapp.tenancy import tenant_activate
 
 

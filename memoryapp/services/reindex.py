@@ -111,7 +111,7 @@ def replay_job_run(*, tenant: Tenant, job: Job) -> dict:
         MemoryLineage.objects.filter(Q(derived_id__in=ids) | Q(source_id__in=ids), tenant=tenant).delete()
         Memory.objects.filter(tenant=tenant, superseded_by_id__in=ids).exclude(pk__in=ids).update(superseded_by=None)
         deleted = Memory.objects.filter(tenant=tenant, pk__in=ids).delete()[1].get("memoryapp.Memory", 0)
-        events = Event.objects.filter(tenant=tenant, subject=subject, quarantined=False)
+        events = Event.objects.filter(tenant=tenant, subject=subject, quarantined=False, erasing=False)
         total = events.count()
         extraction = job_create(
             tenant=tenant, kind=Job.Kind.EXTRACTION, subject_ref=subject.external_id, total=total,

@@ -147,3 +147,31 @@ def test_a_bound_key_sees_the_same_rules(tenant_a):
     response = client.patch(f"/api/v1/subjects/alice/memories/{fact['id']}",
                             {"statement": "I live in Berlin.", "source": "assistant"}, format="json")
     assert_error(response, 409, "outranked")
+
+
+def test_the_person_restating_in_passing_may_correct_what_they_said_explicitly(client_a):
+    """The same rule as a new write's: the subject speaking for themself is one voice."""
+    fact = write(client_a, "alice", "I live in Lisbon.", key="user:home_city")
+    response = client_a.patch(f"/api/v1/subjects/alice/memories/{fact['id']}",
+                              {"statement": "I live in Porto.", "source": "user"}, format="json")
+    assert response.status_code == 200, response.content
+    assert get(client_a, fact["id"])["status"] == "superseded"
+
+
+def test_approving_a_proposal_against_a_version_corrected_since_retires_the_current_one(tenant_a, client_a):
+    procedure = write(client_a, "alice", "Always answer in French.", memory_type="procedural")
+    with as_tenant(tenant_a):
+        memory_review(tenant=tenant_a, memory=Memory.objects.get(pk=parse_public_id(procedure["id"], "mem")),
+                      approve=True, actor=ADMIN)
+    proposal = client_a.patch(f"/api/v1/subjects/alice/memories/{procedure['id']}",
+                              {"statement": "Always answer in Portuguese."}, format="json").json()
+    # Meanwhile the approved procedure itself is corrected (and that correction approved).
+    other = client_a.patch(f"/api/v1/subjects/alice/memories/{procedure['id']}",
+                           {"statement": "Always answer in Spanish."}, format="json").json()
+    with as_tenant(tenant_a):
+        memory_review(tenant=tenant_a, memory=Memory.objects.get(pk=parse_public_id(other["id"], "mem")),
+                      approve=True, actor=ADMIN)
+        memory_review(tenant=tenant_a, memory=Memory.objects.get(pk=parse_public_id(proposal["id"], "mem")),
+                      approve=True, actor=ADMIN)
+    assert search(client_a, "Which language should answers be in?", memory_types=["procedural"]) == [
+        "Always answer in Portuguese."]

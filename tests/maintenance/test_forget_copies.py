@@ -134,3 +134,66 @@ def test_a_summary_built_before_the_deletion_job_runs_leaves_the_forgotten_messa
         summary = Memory.objects.get(metadata__kind="session_summary")
     assert "cello" in summary.statement and "Springfield" not in summary.statement
     assert run(tenant_a, deletion).result["verification"]["passed"]
+
+
+def test_while_a_forget_waits_for_its_job_no_history_shows_the_forgotten_message(tenant_a):
+    client = make_client(tenant_a)
+    post(client, "subjects/alice/events",
+         {"event_id": "e1", "role": "user", "content": "I live in Springfield and I work at Globex."})
+    with as_tenant(tenant_a):
+        run(tenant_a, Job.objects.get(kind="extraction"))
+        home = Memory.objects.get(key="user:home_city")
+        work = Memory.objects.get(key="user:employer")
+    job_of(tenant_a, client.delete(f"/api/v1/subjects/alice/memories/{home.public_id}"))
+    history = client.get(f"/api/v1/subjects/alice/memories/{work.public_id}/history").json()
+    assert "Springfield" not in str(history)  # the kept fact's source message is being erased
+
+
+def test_forgetting_one_fact_keeps_an_unrelated_merge_drawn_from_the_same_message(tenant_a):
+    from memoryapp.actors import Actor
+    from memoryapp.services.consolidation import consolidation_request
+    from tests.maintenance.conftest import write as service_write
+
+    actor = Actor("system", "tests")
+    client = make_client(tenant_a)
+    post(client, "subjects/alice/events",
+         {"event_id": "e1", "role": "user", "content": "I live in Springfield. My favourite drink is green tea."})
+    with as_tenant(tenant_a):
+        run(tenant_a, Job.objects.get(kind="extraction"))
+        e1 = Event.objects.get(event_id="e1")
+        home = Memory.objects.get(key="user:home_city")
+    # Two near-duplicate tea facts, one drawn from the same message as the home city: merged.
+    service_write(tenant_a, "alice", "The user's favourite drink is green tea.", actor, source_kind="user",
+                  source_event=e1, namespace="drinks")
+    service_write(tenant_a, "alice", "The user's favorite drink is green tea!", actor, source_kind="user",
+                  namespace="drinks")
+    run(tenant_a, consolidation_request(tenant=tenant_a, subject_ref="alice", actor=actor))
+    with as_tenant(tenant_a):
+        merged = Memory.objects.get(namespace="drinks", status="active")
+        assert merged.derived_from.count() == 2 and merged.evidence.filter(pk=e1.pk).exists()
+    job = run(tenant_a, job_of(tenant_a, client.delete(f"/api/v1/subjects/alice/memories/{home.public_id}")))
+    assert job.result["verification"]["passed"], job.result
+    with as_tenant(tenant_a):
+        merged = Memory.objects.get(pk=merged.pk)  # kept: it is about tea, not about where she lives
+        assert merged.status == "active" and not merged.evidence.exists()
+
+
+def test_forgetting_a_merged_fact_forgets_its_members_and_pending_proposals(tenant_a):
+    from memoryapp.actors import Actor
+    from memoryapp.services.consolidation import consolidation_request
+    from memoryapp.services.memories import memory_correct
+
+    client = make_client(tenant_a)
+    write(client, "alice", "The user's favourite drink is green tea.")
+    write(client, "alice", "The user's favorite drink is green tea!")  # a near-duplicate: merged
+    run(tenant_a, consolidation_request(tenant=tenant_a, subject_ref="alice", actor=Actor("system", "tests")))
+    with as_tenant(tenant_a):
+        merged = Memory.objects.get(status="active", statement__icontains="green tea")
+        member = Memory.objects.filter(superseded_by=merged).first()
+    proposal = memory_correct(tenant=tenant_a, memory=merged, actor=Actor("system", "tests"),
+                              memory_type="procedural")
+    job = run(tenant_a, job_of(tenant_a, client.delete(f"/api/v1/subjects/alice/memories/{member.public_id}")))
+    assert job.result["verification"]["passed"], job.result
+    with as_tenant(tenant_a):
+        assert not Memory.objects.filter(statement__icontains="green tea").exists()
+        assert not Memory.objects.filter(pk=proposal.pk).exists()

@@ -2,17 +2,18 @@
 erased is served while the erasure waits for its job: exports are withdrawn the moment a forget
 or an erasure is accepted."""
 import json
+import threading
 
 import pytest
 from django.urls import reverse
 
-from memoryapp.models import Job
+from memoryapp.models import ExportFile, Job, Memory
 from memoryapp.selectors.memories import parse_public_id
 from tests.api.conftest import make_client, post
 from tests.conftest import as_tenant
 from tests.maintenance.conftest import run
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def job_of(tenant, response):
@@ -118,3 +119,55 @@ def test_the_next_holder_of_an_id_does_not_see_the_previous_ones_jobs_in_the_con
     for job in (old_export, erasure):
         assert browser.get(reverse("console:job", args=[job.public_id])).status_code == 404
     assert browser.get(reverse("console:job", args=[new_export.public_id])).status_code == 200
+
+
+def test_an_export_built_while_a_forget_is_accepted_is_never_served(tenant_a, monkeypatch):
+    """The forget withdraws the files that exist when it is accepted and its job deletes those
+    committed before it runs; one being built meanwhile checks, under the subject's row lock,
+    that nothing in it went away, and fails instead of being served."""
+    from memoryapp.actors import Actor
+    from memoryapp.services import export as export_service
+    from memoryapp.services.export import export_request
+    from memoryapp.services.memories import memory_forget
+
+    client = make_client(tenant_a)
+    doomed = post(client, "subjects/sam/memories", {"statement": "My allotment is plot 14 by the canal."}).json()
+    post(client, "subjects/sam/memories", {"statement": "I prefer window seats."})
+    job = export_request(tenant=tenant_a, subject_ref="sam", actor=Actor("system", "tests"))
+    real = export_service._audit_json
+    done = []
+
+    def forget_meanwhile(entry):
+        if not done:  # once, while the export's transaction is open and its file not yet written
+            done.append(True)
+            from django.db import connection
+
+            def forget():
+                try:
+                    with as_tenant(tenant_a):
+                        memory = Memory.objects.get(pk=parse_public_id(doomed["id"], "mem"))
+                    run(tenant_a, memory_forget(tenant=tenant_a, memory=memory, actor=Actor("system", "tests")))
+                finally:
+                    connection.close()
+
+            thread = threading.Thread(target=forget)
+            thread.start()
+            thread.join(60)
+        return real(entry)
+
+    monkeypatch.setattr(export_service, "_audit_json", forget_meanwhile)
+    job = run(tenant_a, job)
+    assert job.status == "failed" and "request a new export" in job.error
+    with as_tenant(tenant_a):
+        assert not any(b"plot 14" in bytes(f.content) for f in ExportFile.objects.all())
+
+
+def test_a_key_bound_to_a_reused_id_does_not_read_the_previous_holders_jobs(tenant_a):
+    client = make_client(tenant_a)
+    bound = make_client(tenant_a, "sam")
+    post(client, "subjects/sam/memories", {"statement": "I grew up in Ravenna."})
+    erasure = run(tenant_a, job_of(tenant_a, client.delete("/api/v1/subjects/sam")))
+    # Nobody holds the id yet: whoever is bound to it reads the erasure's receipt.
+    assert bound.get(f"/api/v1/jobs/{erasure.public_id}").status_code == 200
+    post(client, "subjects/sam/memories", {"statement": "I prefer window seats."})
+    assert bound.get(f"/api/v1/jobs/{erasure.public_id}").status_code == 404

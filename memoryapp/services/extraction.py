@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import DataError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import F
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from memoryapp import embeddings
@@ -95,7 +96,9 @@ class Prepared:
 
 # An event that keeps killing or failing its worker is given up on after this many claims,
 # quarantined with the reason, so it never blocks the events after it.
-MAX_EVENT_ATTEMPTS = getattr(settings, "MEMORY_EVENT_MAX_ATTEMPTS", 5)
+# Fewer than a job's attempts (jobs.MAX_ATTEMPTS), so a poison event is given up within the
+# job's attempts and the rest of its batch still goes through.
+MAX_EVENT_ATTEMPTS = getattr(settings, "MEMORY_EVENT_MAX_ATTEMPTS", 3)
 
 
 class PoisonEvent(ValueError):
@@ -114,13 +117,14 @@ def event_namespace(event: Event) -> str:
     return namespace.strip("/")
 
 
-def _pending_ids(*, tenant: Tenant, job: Job) -> list:
+def _pending_ids(*, tenant: Tenant, job: Job) -> list[tuple]:
+    """(event id, attempts so far) of the job's pending events, in the order they apply."""
     with transaction.atomic():
         tenant_activate(tenant=tenant)
         return list(
             Event.objects.filter(tenant=tenant, job_id=job.id, status=Event.Status.PENDING)
             .order_by("subject_id", "occurred_at", "seq")
-            .values_list("id", flat=True)
+            .values_list("id", "attempts")
         )
 
 
@@ -462,8 +466,10 @@ def _release(*, tenant: Tenant, claims: list[tuple]) -> None:
     """Hand claimed but unwritten events back (processing -> pending), so the job's retry or the
     sweeper picks them up at once rather than after the stale-claim window. `claims`: (event
     pk, claim token) pairs; only events still under that claim move (those a write already
-    committed are processed and stay so). If even this fails (the database is gone), the
-    sweeper resets them."""
+    committed are processed and stay so). The attempt is not counted against them: whatever
+    failed here was not pinned on one of them (each event's own failures are caught and fail it
+    alone), so only a worker's death, which runs no release, leaves attempts counted. If even
+    this fails (the database is gone), the sweeper resets them."""
     by_token: dict = {}
     for pk, token in claims:
         by_token.setdefault(token, []).append(pk)
@@ -472,7 +478,7 @@ def _release(*, tenant: Tenant, claims: list[tuple]) -> None:
             tenant_activate(tenant=tenant)
             for token, pks in by_token.items():  # one token per _claim call
                 Event.objects.filter(pk__in=pks, status=Event.Status.PROCESSING, claimed_at=token).update(
-                    status=Event.Status.PENDING, claimed_at=None,
+                    status=Event.Status.PENDING, claimed_at=None, attempts=Greatest(F("attempts") - 1, 0),
                 )
     except Exception:  # noqa: BLE001 - best effort on a failure path; the original error is re-raised
         logger.warning("could not release %d claimed events; the sweeper will", len(claims), exc_info=True)
@@ -516,6 +522,41 @@ def _chunks(ids: list, size: int) -> list[list]:
     return [head[a:b] for a, b in zip(bounds, bounds[1:])] + [tail]
 
 
+def _isolating_chunks(pending: list[tuple], size: int) -> list[tuple[list, bool]]:
+    """(ids, suspect) chunks in the order the events apply. An event claimed before without its
+    attempt ending (its worker died: a poison event may be what killed it) gets a chunk of its
+    own, so whatever kills a worker next time kills it alone and its neighbours go on; the
+    others are chunked as usual (_chunks)."""
+    chunks: list[tuple[list, bool]] = []
+    run: list = []
+    for event_id, attempts in pending:
+        if attempts:
+            chunks += [(c, False) for c in _chunks(run, size)] + [([event_id], True)]
+            run = []
+        else:
+            run.append(event_id)
+    return chunks + [(c, False) for c in _chunks(run, size)]
+
+
+def _embed_each(tenant: Tenant, prepared: list[Prepared], totals: Counter):
+    """The chunk's embedding failed as a whole: embed event by event, and fail alone the events
+    whose text the model cannot take. Returns the events left and their vectors."""
+    kept, episode_vectors, candidate_vectors = [], {}, {}
+    for p in prepared:
+        try:
+            episodes, candidates = _embed([p])
+        except TRANSIENT:
+            raise
+        except Exception as exc:  # the model refuses this text
+            totals["failed"] += 1
+            _fail(tenant=tenant, p=p, exc=exc)
+            continue
+        kept.append(p)
+        episode_vectors.update(episodes)
+        candidate_vectors.update(candidates)
+    return kept, episode_vectors, candidate_vectors
+
+
 def extraction_job_run(*, tenant: Tenant, job: Job) -> dict:
     """Run an extraction job: every pending event of `job`, in chunks. Called by jobs.job_run
     after it claimed the job; safe to run again (only pending events are claimed).
@@ -527,27 +568,35 @@ def extraction_job_run(*, tenant: Tenant, job: Job) -> dict:
     claimed and not yet committed for the sweeper."""
     extractor = extractor_for_settings()
     totals: Counter = Counter()
-    ids = _pending_ids(tenant=tenant, job=job)
-    chunks = _chunks(ids, CHUNK_SIZE if extractor is None else LLM_CHUNK_SIZE)
+    pending = _pending_ids(tenant=tenant, job=job)
+    chunks = _isolating_chunks(pending, CHUNK_SIZE if extractor is None else LLM_CHUNK_SIZE)
     seconds: Counter = Counter()
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="extraction-embed") as embedder:
         def start(chunk):
-            return _claim_and_embed(tenant=tenant, ids=chunk, extractor=extractor, embedder=embedder, totals=totals)
+            return _claim_and_embed(tenant=tenant, ids=chunk[0], extractor=extractor, embedder=embedder, totals=totals)
 
         ahead = None
         prepared: list[Prepared] = []
         try:
-            ahead = start(chunks[0]) if chunks else None
-            for index in range(len(chunks)):
+            for index, chunk in enumerate(chunks):
                 clock = time.perf_counter()
-                prepared, embedding = ahead
+                prepared, embedding = ahead or start(chunk)
                 ahead = None
-                ahead = start(chunks[index + 1]) if index + 1 < len(chunks) else None
+                following = chunks[index + 1] if index + 1 < len(chunks) else None
+                # No claiming ahead next to a suspect: a worker it kills must hold nothing else.
+                if following is not None and not chunk[1] and not following[1]:
+                    ahead = start(following)
                 seconds["claim"] += time.perf_counter() - clock
                 if not prepared:
                     continue
                 clock = time.perf_counter()
-                episode_vectors, candidate_vectors = embedding.result()
+                try:
+                    episode_vectors, candidate_vectors = embedding.result()
+                except TRANSIENT:
+                    raise
+                except Exception:
+                    logger.warning("embedding a chunk failed; embedding its events one by one", exc_info=True)
+                    prepared, episode_vectors, candidate_vectors = _embed_each(tenant, prepared, totals)
                 seconds["embed_wait"] += time.perf_counter() - clock
                 clock = time.perf_counter()
                 for start_at in range(0, len(prepared), WRITE_CHUNK_SIZE):
@@ -567,6 +616,6 @@ def extraction_job_run(*, tenant: Tenant, job: Job) -> dict:
     done = _heartbeat(tenant=tenant, job=job)
     # Where the job's time went: a large embed_wait means the model is the bottleneck, a large
     # write the database (the embedding of the next chunk runs during the write).
-    logger.info("extraction job %s: %d events; seconds %s", job.public_id, len(ids),
+    logger.info("extraction job %s: %d events; seconds %s", job.public_id, len(pending),
                 {k: round(v, 2) for k, v in seconds.items()})
-    return {"events": len(ids), "done": done, **{k: v for k, v in sorted(totals.items()) if v}}
+    return {"events": len(pending), "done": done, **{k: v for k, v in sorted(totals.items()) if v}}

@@ -278,6 +278,8 @@ def job_retry(*, tenant: Tenant, job_id, actor) -> Job:
     job.finished_at = None
     job.attempts = 0
     job.save(update_fields=["status", "error", "result", "finished_at", "attempts", "updated_at"])
+    # Its waiting events get a fresh count too: the attempts that failed were the job's.
+    Event.objects.filter(tenant=tenant, job_id=job.pk, status=Event.Status.PENDING).update(attempts=0)
     audit_record(
         tenant=tenant, actor=actor, action="job_retried", subject_ref=job.subject_ref, target=job.public_id,
         details={"kind": job.kind, "previous_error": previous_error[:500]},

@@ -135,3 +135,62 @@ def test_approving_a_procedure_audits_the_one_it_retires(tenant_a, actor):
         assert Memory.objects.get(pk=first.pk).status == "superseded"
         entry = AuditEntry.objects.get(action="memory_superseded", memory_id=first.pk)
         assert entry.details["superseded_by"] == second.public_id and entry.after["status"] == "superseded"
+
+
+def test_an_event_the_model_cannot_embed_fails_alone(tenant_a, actor, monkeypatch):
+    from memoryapp import embeddings
+
+    real = embeddings.embed_texts
+
+    def choking(texts, *args, **kwargs):
+        if any("\u2063POISON" in t for t in texts):
+            raise RuntimeError("the model cannot take this text")
+        return real(texts, *args, **kwargs)
+
+    monkeypatch.setattr(embeddings, "embed_texts", choking)
+    items = [(f"e{i}", "user", f"Note number {i} about the garden.", None, at(i)) for i in range(10)]
+    items[3] = ("e3", "user", "Note \u2063POISON about the garden.", None, at(3))
+    _, job = ingest(tenant_a, "alice", actor, *items)
+    with as_tenant(tenant_a):
+        status = dict(Event.objects.values_list("event_id", "status"))
+        assert Job.objects.get(pk=job.pk).status == "succeeded"
+        assert Event.objects.get(event_id="e3").error.startswith("an internal error")
+    assert {k for k, v in status.items() if v != "processed"} == {"e3"}
+
+
+def test_events_a_dead_worker_held_are_processed_alone_and_in_order(tenant_a, actor, monkeypatch):
+    """A worker killed mid-chunk leaves its events' attempts counted (no release runs): next
+    time each of them is claimed alone, with nothing claimed ahead, so an event that kills
+    workers takes only itself down; the others apply in their order as usual."""
+    from memoryapp.services import extraction
+
+    items = [(f"e{i}", "user", f"Note number {i} about the garden.", None, at(i)) for i in range(6)]
+    _, job = event_append(tenant=tenant_a, subject_ref="alice", actor=actor,
+                          events=[EventInput(e, r, c, occurred_at=o) for e, r, c, _, o in items])
+    with as_tenant(tenant_a):
+        Event.objects.filter(event_id__in=["e2", "e3"]).update(attempts=1)  # as a death leaves them
+    claims = []
+    real_claim = extraction._claim
+
+    def recording_claim(*, tenant, ids):
+        claimed = real_claim(tenant=tenant, ids=ids)
+        with as_tenant(tenant_a):
+            in_flight = Event.objects.filter(status="processing").count()
+        claims.append(([e.event_id for e in claimed], in_flight))
+        return claimed
+
+    monkeypatch.setattr(extraction, "_claim", recording_claim)
+    run_job_here(tenant_a, job)
+    assert [ids for ids, _ in claims] == [["e0", "e1"], ["e2"], ["e3"], ["e4", "e5"]]
+    # Each suspect was the only event in flight when it was claimed.
+    assert [in_flight for ids, in_flight in claims if ids in (["e2"], ["e3"])] == [1, 1]
+    with as_tenant(tenant_a):
+        assert set(Event.objects.values_list("status", flat=True)) == {"processed"}
+
+
+def test_isolating_chunks_give_each_suspect_a_chunk_of_its_own():
+    from memoryapp.services.extraction import _isolating_chunks
+
+    pending = [("a", 0), ("b", 0), ("c", 2), ("d", 0), ("e", 1)]
+    assert _isolating_chunks(pending, 256) == [(["a", "b"], False), (["c"], True), (["d"], False), (["e"], True)]
+    assert _isolating_chunks([], 256) == []

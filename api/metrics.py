@@ -1,7 +1,7 @@
 """Prometheus metrics. Labels name routes, methods, statuses, job kinds and outcomes only: never
 a tenant, subject, memory id or query. Each server process keeps its own counters (gunicorn
 workers are scraped as one process each unless PROMETHEUS_MULTIPROC_DIR is set up)."""
-from prometheus_client import REGISTRY, Histogram
+from prometheus_client import REGISTRY, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
 REQUEST_SECONDS = Histogram(
@@ -11,6 +11,13 @@ REQUEST_SECONDS = Histogram(
 SEARCH_SECONDS = Histogram(
     "memory_search_seconds", "Retrieval latency (embedding + SQL + re-scoring).",
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
+)
+
+# A lock conflict retried inside the service (api/views/base.py): invisible to clients, so
+# counted here; a steady rate means some path still takes locks in a conflicting order.
+LOCK_CONFLICT_RETRIES = Counter(
+    "memory_api_lock_conflict_retries", "Requests run again after a deadlock or serialization failure.",
+    ["route", "sqlstate"],
 )
 
 

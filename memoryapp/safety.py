@@ -80,9 +80,9 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         r"auth(?:entication)?|login|sign[- ]?in|recovery|backup|reset)\s+codes?)\b")),
     ("access_code", re.compile(
         r"(?i)\b(?:(?:door|gate|alarm|lock|safe|locker|garage|access|entry|entrance|building|keypad|unlock|"
-        r"padlock|bike\s+lock)\s+(?:codes?|combination|pin)|combination)\b")),
+        r"padlock|bike\s+lock)\s+(?:codes?|combination|combo|pin)|combination|combo)\b")),
     ("pin", re.compile(r"(?i)\bpin(?:\s*(?:code|number|no\.?|#))?\b")),
-    ("password", re.compile(r"(?i)\b(?:pass(?:word|wd|phrase|code)s?|pwd)\b")),
+    ("password", re.compile(r"(?i)\b(?:pass(?:word|wd|phrase|code)s?|pwd|pw)\b")),
     # A bare "code" only directly before digits: "zip code", "dress code" and "source code" are
     # not credentials.
     ("one_time_code", re.compile(
@@ -95,27 +95,48 @@ _FILLERS = frozenset(
     "is was are were will be to for of the my our your his her their a an on at number no no. # code new old "
     "current still now set reset changed just it's its this that here here's".split()
 )
-_ASSIGNMENT = frozenset({"is", "was", "are", "were", ":", "=", "it's"})
+_ASSIGNMENT = frozenset({"is", "was", "are", "were", ":", "=", "it's", "to"})
 # After "is": a place or a negation, not the value ("my password is in the drawer").
 _STOP = frozenset("in on at under behind inside written stored saved kept the a an not never somewhere with".split())
 # The clause moved on: whatever comes next is not this credential's value.
-_BREAK = frozenset("and or but because so which while when if than".split())
-_PREPOSITIONS_BEFORE_YEARS = frozenset({"in", "since", "from", "until", "of", "by", "before", "after", "during"})
+_BREAK = frozenset("and or but because so which while when if than must should has have needs expires expired "
+                   "has expired".split())
+# Right after the credential word, a noun it only describes: "password manager", "PIN pad",
+# "door code keypad" name things, not a credential.
+_DESCRIBED = frozenset("manager managers hint hints policy policies field prompt requirement requirements rule rules "
+                       "strength protected keypad pad panel reader app vault generator length expiry reminder "
+                       "sharing".split())
 _MAX_GAP = 6
+_MAX_PASSPHRASE_WORDS = 6
 _TOKEN = re.compile(r"\S+")
 _EDGE_PUNCTUATION = "\"'()[]{}<>,;.!?“”‘’"
 _TIME = re.compile(r"(?i)^\d{1,2}[:.]\d{2}(?:am|pm)?$|^\d{1,2}(?:am|pm)$|^\d+(?:st|nd|rd|th)$")
+_DATE_PARTS = re.compile(r"^(\d{1,4})[-/.](\d{1,2})[-/.](\d{1,4})$")
+_YEAR = re.compile(r"^(?:19|20)\d{2}$")
+_DIGITS = re.compile(r"^\d+$")
+
+
+def _is_date(token: str) -> bool:
+    """2024-03-01, 12/31/2025, 31.12.25: a year (or two digits), a month and a day."""
+    match = _DATE_PARTS.match(token)
+    if not match:
+        return False
+    parts = [int(p) for p in match.groups()]
+    year_first = len(match.group(1)) == 4
+    month, day = (parts[1], parts[2]) if year_first else sorted(parts[:2])
+    return 1 <= month <= 12 and 1 <= day <= 31
 
 
 def credential_shaped(token: str, *, previous: str = "") -> bool:
     """A value that looks like a credential rather than a word of the sentence: enough digits,
-    letters mixed with digits, or symbols mixed in."""
-    if len(token) < 4 or _TIME.match(token):
+    letters mixed with digits, or symbols mixed in. Times and dates are words of the sentence,
+    and so is a year unless the sentence assigns it ("my PIN is 1987")."""
+    if len(token) < 4 or _TIME.match(token) or _is_date(token):
+        return False
+    if _YEAR.match(token) and previous not in _ASSIGNMENT:
         return False
     digits = sum(c.isdigit() for c in token)
     letters = sum(c.isalpha() for c in token)
-    if digits and not letters and re.fullmatch(r"(?:19|20)\d{2}", token) and previous in _PREPOSITIONS_BEFORE_YEARS:
-        return False  # "changed in 2019"
     if digits >= 4 and not letters:
         return True
     if digits and letters:
@@ -135,26 +156,49 @@ def _credential_findings(text: str) -> list[SecretFinding]:
     return findings
 
 
-def _credential_value_end(text: str, start: int, *, strict: bool) -> int | None:
-    """Where the credential value after position `start` ends, or None when no value follows
-    within a few words. `strict` (passwords): a plain word right after "is", ":" or "=" is taken
-    as the value too ("my password is hunter")."""
-    previous = ""
-    for count, token in enumerate(_TOKEN.finditer(text, start)):
-        if count >= _MAX_GAP:
-            return None
+def _words(text: str, start: int):
+    """(raw token, the token without edge punctuation, where that starts) from `start` on."""
+    for token in _TOKEN.finditer(text, start):
         raw = token.group()
         word = raw.strip(_EDGE_PUNCTUATION)
+        yield raw, word, token.start() + (raw.find(word) if word else 0)
+
+
+def _credential_value_end(text: str, start: int, *, strict: bool) -> int | None:
+    """Where the credential value after position `start` ends, or None when no value follows
+    within a few words. `strict` (passwords): plain words right after "is", ":" or "=" are the
+    value too ("my password is hunter", "... is correct horse battery staple")."""
+    previous = ""
+    words = list(_words(text, start))
+    for count, (raw, word, at) in enumerate(words[:_MAX_GAP]):
         lowered = word.lower()
+        if count == 0 and lowered in _DESCRIBED:
+            return None
         if raw in (":", "=") or raw.endswith((":", "=")) and not word:
             previous = raw
             continue
-        value_start = token.start() + raw.find(word) if word else token.start()
-        if word and credential_shaped(word, previous=previous):
-            return value_start + len(word)
-        if strict and word and previous in _ASSIGNMENT and lowered not in _STOP and lowered not in _FILLERS \
-                and len(word) >= 4:
-            return value_start + len(word)
+        if word and _DIGITS.match(word) and not raw.endswith((".", "!", "?", ",")):
+            # Digits written in groups ("22 14 36", "123 45 6789") are one value.
+            end, digits = at + len(word), len(word)
+            for next_raw, next_word, next_at in words[count + 1:count + 4]:
+                if not _DIGITS.match(next_word):
+                    break
+                end, digits = next_at + len(next_word), digits + len(next_word)
+                if next_raw != next_word:
+                    break
+            if digits >= 4 and (digits > len(word) or credential_shaped(word, previous=previous)):
+                return end
+        elif word and credential_shaped(word, previous=previous):
+            return at + len(word)
+        if strict and word.isalpha() and previous in _ASSIGNMENT and lowered not in _STOP \
+                and lowered not in _FILLERS and lowered not in _BREAK and len(word) >= 4:
+            end = at + len(word)
+            # A passphrase runs on in plain words until the sentence or the clause does.
+            for next_raw, next_word, next_at in words[count + 1:count + 1 + _MAX_PASSPHRASE_WORDS]:
+                if raw != word or not next_word.isalpha() or next_word.lower() in _BREAK | _STOP:
+                    break
+                end, raw = next_at + len(next_word), next_raw
+            return end
         if lowered in _BREAK or (lowered in _STOP and previous in _ASSIGNMENT):
             return None
         if raw.endswith((".", "!", "?")) and not word[-1:].isdigit():

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from api.authentication import api_key_actor
 from api.errors import error_json_response, is_lock_conflict, sqlstate
-from api.metrics import REQUEST_SECONDS
+from api.metrics import LOCK_CONFLICT_RETRIES, REQUEST_SECONDS
 from api.parsers import BoundedJSONParser
 from memoryapp.errors import ApplicationError
 
@@ -77,7 +77,9 @@ class ApiView(APIView):
                         raise
                     # A deadlock or serialization failure rolled the whole attempt back: nothing
                     # of it was written, so it is simply run again, after a short random pause.
-                    logger.info("lock conflict (%s); attempt %d again", sqlstate(exc), attempt + 1)
+                    logger.warning("lock conflict (%s); attempt %d again", sqlstate(exc), attempt + 1)
+                    match = getattr(request, "resolver_match", None)
+                    LOCK_CONFLICT_RETRIES.labels(match.url_name if match else "unknown", sqlstate(exc)).inc()
                     time.sleep(random.uniform(0.01, 0.05) * attempt)
         except RequestDataTooBig:
             response = error_json_response("payload_too_large", "The request body is too large.", 413)

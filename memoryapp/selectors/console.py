@@ -11,7 +11,7 @@ from django.utils import timezone
 from memoryapp.errors import NotFound
 from memoryapp.models import ApiKey, AuditEntry, Event, ExportFile, Job, Memory, Tenant
 from memoryapp.selectors.exports import servable_exports
-from memoryapp.selectors.memories import memory_queryset, parse_public_id
+from memoryapp.selectors.memories import current_version, memory_queryset, parse_public_id
 from memoryapp.tenancy import tenant_activate
 
 
@@ -104,8 +104,10 @@ def pending_approvals(*, tenant: Tenant) -> list[dict]:
     )
     rows = []
     for memory in pending:
-        previous = None
-        if memory.key:
+        # What approval would replace: the version that holds now of what it was proposed for
+        # (never an earlier proposal in a chain of them, which would hide the first change).
+        previous = current_version(memory.proposal_for) if memory.proposal_for_id else None
+        if previous is None and memory.key:
             previous = (
                 Memory.objects.filter(
                     tenant=tenant, subject_id=memory.subject_id, status=Memory.Status.ACTIVE, erasing=False,
@@ -113,8 +115,7 @@ def pending_approvals(*, tenant: Tenant) -> list[dict]:
                 ).order_by("-valid_from").first()
             )
         if previous is None:
-            # memory_write may already have retired the active procedure when the proposal was
-            # written; then the version it replaced is the one to compare against.
+            # A proposal from before proposals named their target: the version it replaced.
             previous = memory.supersedes.order_by("-valid_from").first()
         diff = statement_diff(previous.statement if previous else "", memory.statement)
         rows.append({"memory": memory, "previous": previous, "diff": diff})

@@ -145,6 +145,16 @@ def job_get(*, tenant: Tenant, job_id: str) -> Job:
     return job
 
 
+def current_version(memory: Memory) -> Memory:
+    """The version of `memory`'s chain that holds now (it may have been corrected since),
+    following superseded_by forward."""
+    seen = set()
+    while memory.superseded_by_id and memory.superseded_by_id not in seen:
+        seen.add(memory.pk)
+        memory = Memory.objects.get(tenant_id=memory.tenant_id, pk=memory.superseded_by_id)
+    return memory
+
+
 def job_is_theirs(*, tenant: Tenant, subject_ref: str, job: Job) -> bool:
     """Whether `job` is about the person who holds `subject_ref` now: the same id string is not
     enough once an erasure has freed it for someone else. While nobody holds the id (an erasure

@@ -17,6 +17,7 @@ from memoryapp.models import Event, Job, Memory, MemoryEvidence, MemoryLineage, 
 from memoryapp.policy import durable_types_allowed, initial_status, source_authority
 from memoryapp.safety import find_secrets, looks_like_instruction
 from memoryapp.selectors.forget import memory_forget_plan
+from memoryapp.selectors.memories import current_version
 from memoryapp.services.audit import audit_record
 from memoryapp.services.export import export_files_withdraw
 from memoryapp.services.jobs import job_create
@@ -297,8 +298,12 @@ def _write(*, tenant, subject, subject_ref, draft, actor, embedding, supersede, 
     # A proposed procedure replaces nothing until an admin approves it (memory_review retires
     # the active one then); until that moment the agent keeps following the approved version.
     proposal = (draft.status or initial_status(memory_type=draft.memory_type)) == Memory.Status.PENDING_APPROVAL
+    rivals = lookup.rivals(tenant=tenant, subject=subject, namespace=draft.namespace, key=draft.key) if draft.key else []
+    procedure = next((r for r in rivals if r.memory_type == Memory.Type.PROCEDURAL), None)
+    if procedure is not None and not proposal:
+        # A write under an approved procedure's key would change how the agent acts: a proposal.
+        draft.status, draft.proposal_for, proposal = Memory.Status.PENDING_APPROVAL, procedure, True
     if draft.key and not proposal:
-        rivals = lookup.rivals(tenant=tenant, subject=subject, namespace=draft.namespace, key=draft.key)
         newer = min((r for r in rivals if r.valid_from > valid_from), key=lambda r: r.valid_from, default=None)
         # Lower authority never replaces, shortens or flags what a higher one said.
         outranked_by = next((r for r in rivals if r.valid_from <= valid_from and outranks(old=r, draft=draft)), None)
@@ -496,7 +501,14 @@ def _memory_supersede(*, tenant, memory, draft, actor, action, vector) -> Memory
     subject_ref = memory.subject.external_id
     if draft.valid_from is None:
         draft.valid_from = timezone.now()
-    proposal = (draft.status or initial_status(memory_type=draft.memory_type)) == Memory.Status.PENDING_APPROVAL
+    # A procedure changes how the agent acts: any change to one (its text, or its type: turning it
+    # into a fact removes it) waits for an admin, and so does any change to a proposal.
+    proposal = (
+        (draft.status or initial_status(memory_type=draft.memory_type)) == Memory.Status.PENDING_APPROVAL
+        or memory.memory_type == Memory.Type.PROCEDURAL or memory.status == Memory.Status.PENDING_APPROVAL
+    )
+    if proposal:
+        draft.status = Memory.Status.PENDING_APPROVAL
     if proposal and memory.status == Memory.Status.ACTIVE:
         # The current memory stays current until an admin approves the proposal.
         draft.proposal_for = memory
@@ -605,16 +617,6 @@ def subject_erase_request(*, tenant: Tenant, subject_ref: str, actor: Actor) -> 
     return job
 
 
-def _current_version(memory: Memory):
-    """The version of `memory`'s chain that holds now (it may have been corrected since a
-    proposal was made against it): its pk, following superseded_by forward."""
-    seen = set()
-    while memory.superseded_by_id and memory.superseded_by_id not in seen:
-        seen.add(memory.pk)
-        memory = Memory.objects.get(tenant_id=memory.tenant_id, pk=memory.superseded_by_id)
-    return memory.pk
-
-
 @transaction.atomic
 def memory_review(*, tenant: Tenant, memory: Memory, approve: bool, actor: Actor) -> Memory:
     """An admin's decision on a procedural memory waiting for approval. Approval retires the
@@ -633,7 +635,7 @@ def memory_review(*, tenant: Tenant, memory: Memory, approve: bool, actor: Actor
     subject_ref = memory.subject.external_id
     retired = []
     if approve:
-        replaced = Q(pk=_current_version(memory.proposal_for)) if memory.proposal_for_id else Q(pk__in=[])
+        replaced = Q(pk=current_version(memory.proposal_for).pk) if memory.proposal_for_id else Q(pk__in=[])
         if memory.key:
             replaced |= Q(memory_type=Memory.Type.PROCEDURAL, namespace=memory.namespace, key=memory.key)
         now = timezone.now()

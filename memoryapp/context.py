@@ -36,11 +36,14 @@ def is_profile(memory: Memory) -> bool:
 # quarantine by an admin). The person's own "from now on, answer in French" is theirs to give.
 UNTRUSTED_FLAGS = frozenset({"untrusted", "instruction_like"})
 SELF_SOURCES = frozenset({"user", "user_explicit"})
+# A tool relays what others wrote (web pages, emails, records): its output is data to the agent,
+# never instructions, whether or not the instruction detector recognised a phrasing in it.
+DATA_SOURCES = frozenset({"tool"})
 
 
 def is_untrusted(memory: Memory) -> bool:
-    return memory.is_untrusted or (memory.source_kind not in SELF_SOURCES
-                                   and bool(UNTRUSTED_FLAGS.intersection(memory.flags or [])))
+    return memory.is_untrusted or memory.source_kind in DATA_SOURCES or (
+        memory.source_kind not in SELF_SOURCES and bool(UNTRUSTED_FLAGS.intersection(memory.flags or [])))
 
 
 def memory_line(memory: Memory) -> str:

@@ -51,7 +51,8 @@ SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("api_key", re.compile(
         r"(?i)\b(?:api[_ -]?key|secret[_ -]?key|access[_ -]?token|auth[_ -]?token|client[_ -]?secret|token|secret)\b(?:\s+(?:is|was))?\s*[:=]?\s*[\"']?[A-Za-z0-9_\-./+=]{12,}"
     )),
-    ("card_number", re.compile(r"\b(?:\d[ -]?){12,18}\d\b")),
+    # Not the digits of a decimal fraction ("0.8474337369372327 volts" can pass the Luhn check).
+    ("card_number", re.compile(r"(?<![\d.,])\b(?:\d[ -]?){12,18}\d\b(?![.,]\d)")),
     ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){3,7}(?:\s?[A-Z0-9]{1,3})?\b")),
     ("ssn", re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
 ]
@@ -227,6 +228,29 @@ def find_secrets(text: str) -> list[SecretFinding]:
         findings.append(finding)
         taken.append((finding.start, finding.end))
     return sorted(findings, key=lambda f: f.start)
+
+
+def text_values(value) -> list[str]:
+    """Every string inside a JSON-like value (dict values and keys, list items), for the checks
+    that must see all of a request's text, not only its main field."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for k, v in value.items() for t in (*text_values(k), *text_values(v))]
+    if isinstance(value, (list, tuple)):
+        return [t for item in value for t in text_values(item)]
+    return []
+
+
+def redact_value(value):
+    """`value` with secrets redacted in every string inside it (same shape)."""
+    if isinstance(value, str):
+        return redact_secrets(value)[0]
+    if isinstance(value, dict):
+        return {redact_value(k): redact_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_value(item) for item in value]
+    return value
 
 
 def redact_secrets(text: str) -> tuple[str, list[SecretFinding]]:

@@ -9,7 +9,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from memoryapp.errors import NotFound
-from memoryapp.models import ApiKey, AuditEntry, Event, ExportFile, Job, Memory, Tenant
+from memoryapp.models import ApiKey, AuditEntry, Event, ExportFile, Job, Memory, Subject, Tenant
 from memoryapp.selectors.exports import servable_exports
 from memoryapp.selectors.memories import current_version, memory_queryset, parse_public_id
 from memoryapp.tenancy import tenant_activate
@@ -33,7 +33,10 @@ def audit_entries(
     if action:
         qs = qs.filter(action=action)
     if subject_ref:
-        qs = qs.filter(subject_ref=subject_ref)
+        # The person who holds the id now, not an earlier holder erased before them (an admin
+        # looking for those searches by action or target).
+        holder = Subject.objects.filter(tenant=tenant, external_id=subject_ref).values_list("pk", flat=True).first()
+        qs = qs.filter(subject_row_id=holder) if holder is not None else qs.filter(subject_ref=subject_ref)
     if since:
         qs = qs.filter(created_at__gte=since)
     if until:

@@ -26,6 +26,7 @@ The receipt (the job's result) counts what was removed by kind and reports a ver
 looks for what should be gone, by id and by content; it never holds the content itself.
 """
 import logging
+import re
 import uuid
 
 from django.contrib.auth import get_user_model
@@ -437,6 +438,72 @@ def _speakers_recount(*, tenant: Tenant, subject_ids: set) -> None:
             Subject.objects.filter(tenant=tenant, pk=subject.pk).update(speakers=kept)
 
 
+COPY_CHECKS = ("text:event", "text:memory", "near_copy:memory", "paraphrase:memory", "same_fact:memory")
+# Words that say nothing about which fact a statement states.
+_FILLER_WORDS = frozenset(
+    "a an the is are was were am be been i i'm me my mine you your user user's users their they he she his her "
+    "it its of in on at to for from with and or but has have had do does did not no this that these those "
+    "there here who what which as by so very really just also now".split()
+)
+# A memory this similar (cosine) that also carries most of a forgotten statement's content words
+# says the same thing in other words ("Blood type: AB negative" for "My blood type is AB
+# negative."); different values of one attribute share the attribute's words but not the value's.
+PARAPHRASE_SIMILARITY = 0.7
+PARAPHRASE_SHARED_WORDS = 0.75
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+(?:'[a-z]+)?", text.lower()) if w not in _FILLER_WORDS}
+
+
+def marked_words(text: str) -> set[str]:
+    """Names and numbers (a capital inside the sentence, or a digit): the value of a fact more
+    often than not, so a paraphrase must carry them all ("Springfield", "AB")."""
+    tokens = re.findall(r"[A-Za-z0-9]+", text)
+    return {t.lower() for i, t in enumerate(tokens)
+            if (any(c.isdigit() for c in t) or (i > 0 and t[0].isupper())) and t.lower() not in _FILLER_WORDS}
+
+
+def _remaining_copies(cursor, *, subject_ids, patterns, vectors, facts, texts) -> dict[str, set]:
+    """Memories (and, for text, events) of the subjects that still state what a forget took:
+    the same text, a near-identical memory (by embedding), a paraphrase (similar, and carrying
+    most of a forgotten statement's content words), or another memory of the same attribute with
+    the same value. Returns ids per kind of copy."""
+    found: dict[str, set] = {name: set() for name in COPY_CHECKS}
+    if patterns:
+        cursor.execute("SELECT id FROM memoryapp_event WHERE subject_id = ANY(%s) AND "
+                       "(content ILIKE ANY(%s) OR metadata::text ILIKE ANY(%s))", [subject_ids, patterns, patterns])
+        found["text:event"] = {("event", row[0]) for row in cursor.fetchall()}
+        cursor.execute("SELECT id FROM memoryapp_memory WHERE subject_id = ANY(%s) AND NOT erasing "
+                       "AND (statement ILIKE ANY(%s) OR metadata::text ILIKE ANY(%s))", [subject_ids, patterns, patterns])
+        found["text:memory"] = {row[0] for row in cursor.fetchall()}
+    if vectors:
+        cursor.execute(
+            "SELECT m.id, m.statement, max(1 - (m.embedding <=> v)) FROM memoryapp_memory m "
+            "CROSS JOIN unnest(%s::vector[]) v WHERE m.subject_id = ANY(%s) AND NOT m.erasing "
+            "AND m.embedding IS NOT NULL AND m.embedding <=> v < %s GROUP BY m.id, m.statement",
+            [[_vector_text(v) for v in vectors], subject_ids, 1 - PARAPHRASE_SIMILARITY],
+        )
+        forgotten = [(content_words(t), marked_words(t)) for t in texts]
+        forgotten = [(words, marked) for words, marked in forgotten if len(words) >= 2]
+        for memory_id, statement, similarity in cursor.fetchall():
+            if similarity >= NEAR_COPY_SIMILARITY:
+                found["near_copy:memory"].add(memory_id)
+                continue
+            words = content_words(statement)
+            if any(len(words & f) >= PARAPHRASE_SHARED_WORDS * len(f) and marked <= words for f, marked in forgotten):
+                found["paraphrase:memory"].add(memory_id)
+    for key, value in facts:
+        cursor.execute(
+            "SELECT id FROM memoryapp_memory WHERE subject_id = ANY(%s) AND NOT erasing AND key = %s "
+            "AND status IN ('active', 'superseded', 'pending_approval') "
+            "AND (metadata->>'value' ILIKE %s OR statement ILIKE %s)",
+            [subject_ids, key, _like_escape(value), "%" + _like_escape(value) + "%"],
+        )
+        found["same_fact:memory"] |= {row[0] for row in cursor.fetchall()}
+    return found
+
+
 def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, memory_ids: list,
                    event_ids: list, subject_row_id: int | None = None, subject_ids=(), vectors=(),
                    facts=()) -> dict:
@@ -488,30 +555,6 @@ def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, 
                  [subject_ref]),
             ]
         subject_ids = [int(i) for i in subject_ids]
-        if scope == "memory" and subject_ids:
-            if patterns:
-                checks += [
-                    ("text:event", "SELECT count(*) FROM memoryapp_event WHERE subject_id = ANY(%s) AND "
-                     "(content ILIKE ANY(%s) OR metadata::text ILIKE ANY(%s))", [subject_ids, patterns, patterns]),
-                    ("text:memory", "SELECT count(*) FROM memoryapp_memory WHERE subject_id = ANY(%s) AND NOT erasing "
-                     "AND (statement ILIKE ANY(%s) OR metadata::text ILIKE ANY(%s))", [subject_ids, patterns, patterns]),
-                ]
-            if vectors:
-                checks.append((
-                    "near_copy:memory",
-                    "SELECT count(DISTINCT m.id) FROM memoryapp_memory m CROSS JOIN unnest(%s::vector[]) v "
-                    "WHERE m.subject_id = ANY(%s) AND NOT m.erasing AND m.embedding IS NOT NULL "
-                    "AND m.embedding <=> v < %s",
-                    [[_vector_text(v) for v in vectors], subject_ids, 1 - NEAR_COPY_SIMILARITY],
-                ))
-            for key, value in facts:
-                checks.append((
-                    "same_fact:memory",
-                    "SELECT count(*) FROM memoryapp_memory WHERE subject_id = ANY(%s) AND NOT erasing AND key = %s "
-                    "AND status IN ('active', 'superseded', 'pending_approval') "
-                    "AND (metadata->>'value' ILIKE %s OR statement ILIKE %s)",
-                    [subject_ids, key, _like_escape(value), "%" + _like_escape(value) + "%"],
-                ))
         if patterns:
             # The erased text, wherever a copy could live: rows of this subject (or naming the
             # erased ids) and the tenant-wide stores of answers and exports.
@@ -535,15 +578,26 @@ def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, 
                 ("text:job", "SELECT count(*) FROM memoryapp_job WHERE subject_ref = %s AND "
                  "(params::text ILIKE ANY(%s) OR result::text ILIKE ANY(%s))", [subject_ref, patterns, patterns]),
             ]
+        copies: dict[str, set] = {}
         with connection.cursor() as cursor:
             for name, sql, params in checks:
                 cursor.execute(sql, params)
                 found = int(cursor.fetchone()[0])
                 if found:
                     residue[name] = residue.get(name, 0) + found
+            if scope == "memory" and subject_ids:
+                copies = _remaining_copies(cursor, subject_ids=subject_ids, patterns=patterns, vectors=vectors,
+                                           facts=facts, texts=strings)
+        for name, ids in copies.items():
+            if ids:
+                residue[name] = len(ids)
+        copy_ids = sorted({i for ids in copies.values() for i in ids if isinstance(i, uuid.UUID)}, key=str)
+    checked = {name for name, _, _ in checks} | set(COPY_CHECKS if scope == "memory" and subject_ids else ())
     return {
         "passed": not residue,
-        "checked": sorted({name for name, _, _ in checks}),
+        # Which memories still say what was forgotten (ids only), for the person to act on.
+        **({"residue_memory_ids": [f"mem_{i.hex}" for i in copy_ids[:50]]} if copy_ids else {}),
+        "checked": sorted(checked),
         "texts_searched": len(strings),
         "ids_searched": len(memory_ids) + len(event_ids),
         "residue": residue,

@@ -7,6 +7,7 @@ from django.utils import timezone
 from memoryapp.actors import Actor
 from memoryapp.models import Event, Job, Subject, Tenant
 from memoryapp.policy import DEFAULT_SOURCE_FOR_ROLE, durable_types_allowed
+from memoryapp.safety import redact_value
 from memoryapp.services.audit import audit_record
 from memoryapp.services.jobs import job_create
 from memoryapp.services.tenants import subject_get_or_create
@@ -62,6 +63,11 @@ def event_append(
             results.append(AppendedEvent(existing[item.event_id], duplicate=True))
             continue
         subject.last_seq += 1
+        # The labels around the content are stored as sent, less any secret in them (the content
+        # itself is redacted by extraction, which quarantines what it finds): a speaker or a
+        # session id is copied into episodes and onto the subject.
+        speaker, session_id, metadata = (redact_value(item.speaker or ""), redact_value(item.session_id or ""),
+                                         redact_value(item.metadata or {}))
         event = Event(
             tenant=tenant,
             subject=subject,
@@ -71,9 +77,11 @@ def event_append(
             source_kind=item.source_kind or DEFAULT_SOURCE_FOR_ROLE.get(item.role, "user"),
             content=item.content,
             occurred_at=item.occurred_at or now,
-            session_id=item.session_id or "",
-            speaker=item.speaker or "",
-            metadata=item.metadata or {},
+            session_id=session_id,
+            speaker=speaker,
+            metadata=metadata,
+            flags=["secret_redacted"] if (speaker, session_id, metadata) != (
+                item.speaker or "", item.session_id or "", item.metadata or {}) else [],
         )
         existing[item.event_id] = event  # a repeat inside the same batch is a duplicate too
         fresh.append(event)

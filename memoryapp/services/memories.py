@@ -15,7 +15,7 @@ from memoryapp.actors import Actor
 from memoryapp.errors import ApplicationError, NotFound, PolicyRejected
 from memoryapp.models import Event, Job, Memory, MemoryEvidence, MemoryLineage, Subject, Tenant
 from memoryapp.policy import durable_types_allowed, initial_status, source_authority
-from memoryapp.safety import find_secrets, looks_like_instruction
+from memoryapp.safety import find_secrets, looks_like_instruction, text_values
 from memoryapp.selectors.forget import memory_forget_plan
 from memoryapp.selectors.memories import current_version
 from memoryapp.services.audit import audit_record
@@ -90,6 +90,10 @@ def policy_refusal(*, draft: MemoryDraft) -> tuple[str, dict] | None:
     if secrets_found:
         return ("The statement contains a secret, which is never stored in memory.",
                 {"secret_kinds": sorted({f.kind for f in secrets_found})})
+    in_metadata = [f for text in text_values(draft.metadata) for f in find_secrets(text)]
+    if in_metadata:
+        return ("The metadata contains a secret, which is never stored in memory.",
+                {"secret_kinds": sorted({f.kind for f in in_metadata}), "field": "metadata"})
     if draft.memory_type != Memory.Type.EPISODIC and not durable_types_allowed(draft.source_kind):
         return "Untrusted content cannot become a semantic or procedural memory.", {"source_kind": draft.source_kind}
     if draft.source_kind == "external" and looks_like_instruction(draft.statement):

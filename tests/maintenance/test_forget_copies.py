@@ -197,3 +197,25 @@ def test_forgetting_a_merged_fact_forgets_its_members_and_pending_proposals(tena
     with as_tenant(tenant_a):
         assert not Memory.objects.filter(statement__icontains="green tea").exists()
         assert not Memory.objects.filter(pk=proposal.pk).exists()
+
+
+def test_the_receipt_names_paraphrased_copies_and_leaves_other_values_alone(tenant_a):
+    client = make_client(tenant_a)
+    doomed = write(client, "alice", "My blood type is AB negative.")
+    copies = [write(client, "alice", "Blood type: AB negative", namespace="medical"),
+              write(client, "alice", "I have AB negative blood.", namespace="notes")]
+    write(client, "alice", "My sister's blood type is O positive.", namespace="family")
+    job = run(tenant_a, job_of(tenant_a, client.delete(f"/api/v1/subjects/alice/memories/{doomed['id']}")))
+    verification = job.result["verification"]
+    assert verification["passed"] is False
+    assert set(verification["residue_memory_ids"]) == {c["id"] for c in copies}
+    assert "paraphrase:memory" in verification["checked"]
+
+
+def test_forgetting_one_value_does_not_report_another_value_of_the_same_attribute(tenant_a):
+    client = make_client(tenant_a)
+    doomed = write(client, "alice", "The user's favourite drink is tea.", namespace="drinks")
+    write(client, "alice", "The user's favourite drink is coffee.", namespace="cafe")
+    write(client, "alice", "I live in Springfield.", namespace="home")
+    job = run(tenant_a, job_of(tenant_a, client.delete(f"/api/v1/subjects/alice/memories/{doomed['id']}")))
+    assert job.result["verification"]["passed"], job.result["verification"]

@@ -171,3 +171,16 @@ def test_a_key_bound_to_a_reused_id_does_not_read_the_previous_holders_jobs(tena
     assert bound.get(f"/api/v1/jobs/{erasure.public_id}").status_code == 200
     post(client, "subjects/sam/memories", {"statement": "I prefer window seats."})
     assert bound.get(f"/api/v1/jobs/{erasure.public_id}").status_code == 404
+
+
+def test_the_admins_audit_filter_by_subject_shows_who_holds_the_id_now(tenant_a):
+    from memoryapp.selectors.console import audit_entries
+
+    client = make_client(tenant_a)
+    first = post(client, "subjects/sam/memories", {"statement": "I grew up in Ravenna."}).json()
+    run(tenant_a, job_of(tenant_a, client.delete("/api/v1/subjects/sam")))
+    second = post(client, "subjects/sam/memories", {"statement": "I prefer window seats."}).json()
+    with as_tenant(tenant_a):
+        shown = list(audit_entries(tenant=tenant_a, subject_ref="sam"))
+    assert shown and {e.memory_id.hex for e in shown if e.memory_id} == {second["id"][4:]}
+    assert first["id"][4:] not in {e.memory_id.hex for e in shown if e.memory_id}

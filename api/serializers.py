@@ -2,6 +2,7 @@
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from rest_framework import serializers
 
@@ -139,17 +140,34 @@ def text(max_length: int, **kwargs) -> serializers.CharField:
     return StrictCharField(max_length=max_length, trim_whitespace=False, **kwargs)
 
 
+# Whitespace, format characters (zero-width spaces, joiners, BOM) and combining marks on
+# their own: text made only of these shows nothing.
+_INVISIBLE_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf", "Mn", "Me"})
+
+
+def visible(value: str) -> str:
+    return "".join(c for c in value if unicodedata.category(c) not in _INVISIBLE_CATEGORIES)
+
+
 def not_only_whitespace(value: str) -> None:
-    # Statements keep their whitespace as sent (trim_whitespace=False), so "   " would pass as text.
-    if not value.strip():
-        raise serializers.ValidationError("Must contain more than whitespace.")
+    """Event content: something visible (an emoji or "?" is a message)."""
+    # Text keeps its whitespace as sent (trim_whitespace=False), so "   " would pass as text.
+    if not visible(value):
+        raise serializers.ValidationError("Must contain something visible, not only whitespace or invisible "
+                                          "characters.")
+
+
+def says_something(value: str) -> None:
+    """A memory's statement: at least one letter or digit ("." or an invisible character is no fact)."""
+    if not any(c.isalnum() for c in visible(value)):
+        raise serializers.ValidationError("Must contain at least one letter or digit.")
 
 
 class EventIn(StrictSerializer):
     event_id = text(MAX_ID)
     role = serializers.ChoiceField(choices=Event.Role.choices)
     source = serializers.ChoiceField(choices=SourceKind.choices, required=False)
-    content = text(MAX_CONTENT)
+    content = text(MAX_CONTENT, validators=[not_only_whitespace])
     occurred_at = TimeField(required=False)
     session_id = text(MAX_ID, required=False, allow_blank=True)
     speaker = text(MAX_ID, required=False, allow_blank=True)
@@ -161,7 +179,7 @@ class EventBatchIn(StrictSerializer):
 
 
 class MemoryIn(StrictSerializer):
-    statement = text(MAX_CONTENT, validators=[not_only_whitespace])
+    statement = text(MAX_CONTENT, validators=[says_something])
     memory_type = serializers.ChoiceField(choices=Memory.Type.choices, default=Memory.Type.SEMANTIC)
     namespace = NamespaceField(required=False, default="")
     source = serializers.ChoiceField(choices=SourceKind.choices, default=SourceKind.USER_EXPLICIT)
@@ -176,7 +194,7 @@ class MemoryIn(StrictSerializer):
 
 
 class MemoryCorrectionIn(StrictSerializer):
-    statement = text(MAX_CONTENT, required=False, validators=[not_only_whitespace])
+    statement = text(MAX_CONTENT, required=False, validators=[says_something])
     memory_type = serializers.ChoiceField(choices=Memory.Type.choices, required=False)
     namespace = NamespaceField(required=False)
     source = serializers.ChoiceField(choices=SourceKind.choices, required=False)

@@ -14,6 +14,8 @@ from django.db import connection
 from console.models import LoginFailure
 
 MAX_FAILURES = 5
+# Failures from one address across all usernames: trying many accounts is guessing too.
+MAX_ADDRESS_FAILURES = 20
 WINDOW = 300
 # Expired rows are swept a bounded batch at a time, by failed sign-ins, so the table holds about
 # one window's worth of failures without a scheduled job.
@@ -27,6 +29,10 @@ def _key(username: str, ip: str) -> str:
     return hashlib.sha256(f"{username.strip().lower()}|{ip}".encode()).hexdigest()
 
 
+def _address_key(ip: str) -> str:
+    return hashlib.sha256(f"\x00any-user|{ip}".encode()).hexdigest()
+
+
 def client_ip(request) -> str:
     # Behind a proxy, the proxy should set REMOTE_ADDR (gunicorn --forwarded-allow-ips);
     # X-Forwarded-For is caller-controlled and not trusted here.
@@ -34,9 +40,14 @@ def client_ip(request) -> str:
 
 
 def login_blocked(username: str, ip: str) -> bool:
-    """Whether the pair has used up its failures. Also takes the pair's row lock until the
-    request's transaction ends, so concurrent attempts on one pair are judged one after another
-    and a burst cannot all pass this check before the first failure is counted."""
+    """Whether the pair, or the address across all usernames, has used up its failures. Also
+    takes their row locks until the request's transaction ends, so concurrent attempts are
+    judged one after another and a burst cannot all pass this check before the first failure
+    is counted."""
+    return (_count(_key(username, ip)) >= MAX_FAILURES) | (_count(_address_key(ip)) >= MAX_ADDRESS_FAILURES)
+
+
+def _count(key: str) -> int:
     with connection.cursor() as cursor:
         cursor.execute(
             f"""INSERT INTO {TABLE} (key, failures, window_started_at) VALUES (%s, 0, clock_timestamp())
@@ -44,20 +55,22 @@ def login_blocked(username: str, ip: str) -> bool:
                     failures = CASE WHEN {FRESH} THEN {TABLE}.failures ELSE 0 END,
                     window_started_at = CASE WHEN {FRESH} THEN {TABLE}.window_started_at ELSE clock_timestamp() END
                 RETURNING failures""",
-            [_key(username, ip), WINDOW, WINDOW],
+            [key, WINDOW, WINDOW],
         )
-        return cursor.fetchone()[0] >= MAX_FAILURES
+        return cursor.fetchone()[0]
 
 
 def login_failed(username: str, ip: str) -> None:
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"""INSERT INTO {TABLE} (key, failures, window_started_at) VALUES (%s, 1, clock_timestamp())
-                ON CONFLICT (key) DO UPDATE SET
-                    failures = CASE WHEN {FRESH} THEN {TABLE}.failures + 1 ELSE 1 END,
-                    window_started_at = CASE WHEN {FRESH} THEN {TABLE}.window_started_at ELSE clock_timestamp() END""",
-            [_key(username, ip), WINDOW, WINDOW],
-        )
+        for key in (_key(username, ip), _address_key(ip)):
+            cursor.execute(
+                f"""INSERT INTO {TABLE} (key, failures, window_started_at) VALUES (%s, 1, clock_timestamp())
+                    ON CONFLICT (key) DO UPDATE SET
+                        failures = CASE WHEN {FRESH} THEN {TABLE}.failures + 1 ELSE 1 END,
+                        window_started_at = CASE WHEN {FRESH} THEN {TABLE}.window_started_at
+                                                 ELSE clock_timestamp() END""",
+                [key, WINDOW, WINDOW],
+            )
         # SKIP LOCKED: never wait on a row another sign-in is deciding about.
         cursor.execute(
             f"""DELETE FROM {TABLE} WHERE key IN (

@@ -92,6 +92,9 @@ class ApiView(APIView):
         except Exception:
             logger.exception("unhandled error in %s", type(self).__name__)
             response = error_json_response("internal_error", "An internal error occurred.", 500)
+        # Answers carry people's memories: no browser or proxy cache may keep them.
+        if not response.has_header("Cache-Control"):
+            response["Cache-Control"] = "no-store"
         _observe(request, response.status_code, started)
         return response
 

@@ -76,16 +76,25 @@ class HealthView(ApiView):
         return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE)
 
 
+# Headers that proxies add to say who the caller really is: any of them means the request was
+# relayed, whatever REMOTE_ADDR says.
+PROXY_HEADERS = (
+    "HTTP_X_FORWARDED_FOR", "HTTP_FORWARDED", "HTTP_X_REAL_IP", "HTTP_X_CLIENT_IP", "HTTP_TRUE_CLIENT_IP",
+    "HTTP_CF_CONNECTING_IP", "HTTP_X_CLUSTER_CLIENT_IP", "HTTP_FASTLY_CLIENT_IP", "HTTP_X_FORWARDED_HOST",
+    "HTTP_VIA",
+)
+
+
 def metrics_allowed(request) -> bool:
     """With METRICS_TOKEN set, only `Authorization: Bearer <token>` (compared in constant time).
     Without it, only callers on this machine: a scraper beside the server. A request relayed by
-    a proxy (it says so in X-Forwarded-For or Forwarded) arrives from loopback whoever sent it,
-    so it is refused unless the token is configured."""
+    a proxy (it says so in X-Forwarded-For, Forwarded, X-Real-IP or the like) arrives from
+    loopback whoever sent it, so it is refused unless the token is configured."""
     token = settings.METRICS_TOKEN
     if token:
         scheme, _, given = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
-    if "HTTP_X_FORWARDED_FOR" in request.META or "HTTP_FORWARDED" in request.META:
+    if any(header in request.META for header in PROXY_HEADERS):
         return False
     try:
         address = ipaddress.ip_address(request.META.get("REMOTE_ADDR", ""))

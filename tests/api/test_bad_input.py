@@ -191,3 +191,22 @@ def test_gunicorn_answers_a_uri_over_its_limit_with_a_json_414(gunicorn_server):
     # A request line gunicorn cannot parse at all is JSON as well.
     answer = _raw_request(gunicorn_server, b"GET /api/v1/health HTTP/9.9\r\nHost: localhost\r\n\r\n")
     assert answer.startswith(b"HTTP/1.1 400 ") and json.loads(answer.partition(b"\r\n\r\n")[2])["error"]["code"]
+
+
+@pytest.mark.parametrize("statement", ["\u200b", "\ufeff", "\u200b\u200c\u200d", "\u0301", ".", " \u00a0"])
+def test_a_statement_with_nothing_visible_to_say_is_400(client_a, statement):
+    response = post(client_a, "subjects/alice/memories", {"statement": statement})
+    assert "statement" in assert_error(response, 400, "invalid_request")["error"]["details"]
+
+
+@pytest.mark.parametrize("content", ["\u200b", "   ", "\ufeff\u200b"])
+def test_event_content_with_nothing_visible_is_400_but_an_emoji_is_a_message(client_a, content):
+    response = post(client_a, "subjects/alice/events", {"event_id": "e1", "role": "user", "content": content})
+    assert_error(response, 400, "invalid_request")
+    assert post(client_a, "subjects/alice/events", {"event_id": "e2", "role": "user", "content": "👍"}).status_code == 202
+
+
+def test_api_answers_are_never_cached(client_a):
+    write(client_a, "alice", "I live in Lisbon.")
+    response = client_a.get("/api/v1/subjects/alice/memories")
+    assert response["Cache-Control"] == "no-store"

@@ -34,7 +34,8 @@ def test_without_a_token_metrics_refuse_other_hosts(address):
     assert response.status_code == 403 and b"memory_" not in response.content
 
 
-@pytest.mark.parametrize("header", ["HTTP_X_FORWARDED_FOR", "HTTP_FORWARDED"])
+@pytest.mark.parametrize("header", ["HTTP_X_FORWARDED_FOR", "HTTP_FORWARDED", "HTTP_X_REAL_IP", "HTTP_X_CLIENT_IP",
+                                    "HTTP_TRUE_CLIENT_IP", "HTTP_VIA"])
 def test_without_a_token_a_request_relayed_by_a_local_proxy_is_refused(header):
     # A reverse proxy on this machine makes every caller look like loopback; it says so in these.
     response = APIClient().get("/metrics", REMOTE_ADDR="127.0.0.1", **{header: "for=203.0.113.9"})

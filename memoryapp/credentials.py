@@ -1,0 +1,370 @@
+"""Credentials people describe in words rather than paste as tokens, found as a class.
+
+safety.py finds tokens with a recognisable shape (provider keys, card numbers, JWTs). People also
+write "my PIN number is 7391", "the door code for the shed is 4482", "mein Passwort ist
+Sonnenblume!73", "use 8841 to unlock the tablet", "the code for the side gate is four four one
+two". What they have in common:
+
+- a word that names a credential (in the common European languages), and within a few words a
+  value shaped like one (digits, letters mixed with digits or symbols, or, right after "is",
+  plain words: "my password is correct horse battery staple");
+- or a value shaped like a credential next to a word of access ("unlock", "disarm", "keypad",
+  "the code from the SMS");
+- or a credential hidden in base64, or key material on its own (a long high-entropy base64 run:
+  a private key's body without its header line).
+
+The finding spans the word and the value, so a redaction covers the value. Text is looked at
+after normalising what would hide a word from a pattern: compatibility forms (full-width
+digits), zero-width and other format characters, and letters of other scripts that look like
+Latin ones (a Cyrillic "а" in "pаssword"); findings are mapped back to the original text.
+
+Nothing here is tuned to an evaluation's phrasings: the word lists are closed classes of the
+languages, and bench/changing_facts_blind.py measures the detector on credentials and harmless
+numbers written blind to it (dev split to tune, held-out split to report).
+"""
+import base64
+import binascii
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    start: int
+    end: int
+
+
+# --- normalising ------------------------------------------------------------------------------
+
+# Letters of other scripts drawn like Latin ones (the common confusables), mapped to them.
+_LOOKALIKES = str.maketrans({
+    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s",
+    "ԁ": "d", "ԛ": "q", "ԝ": "w", "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O",
+    "Р": "P", "С": "C", "Т": "T", "Х": "X", "І": "I", "Ѕ": "S", "Ј": "J",
+    "α": "a", "ο": "o", "ν": "v", "ρ": "p", "τ": "t", "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H",
+    "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
+})
+
+
+def normalise(text: str) -> tuple[str, list[int]]:
+    """`text` as patterns should see it, and for each of its characters the index of the
+    original character it came from."""
+    out: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        if unicodedata.category(char) == "Cf":  # zero-width spaces and joiners, BOM, soft hyphen
+            continue
+        for normal in unicodedata.normalize("NFKC", char).translate(_LOOKALIKES):
+            out.append(normal)
+            origin.append(index)
+    return "".join(out), origin
+
+
+def original_span(origin: list[int], start: int, end: int, length: int) -> tuple[int, int]:
+    """The span of the original text that the normalised span [start, end) came from."""
+    if not origin:
+        return 0, 0
+    first = origin[start] if start < len(origin) else length
+    last = origin[end - 1] + 1 if 0 < end <= len(origin) else length
+    return first, last
+
+
+# --- a credential word, then its value ---------------------------------------------------------
+
+CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
+    ("one_time_code", re.compile(
+        r"(?i)\b(?:otp|one[- ]time\s+(?:code|password|passcode|pin)|(?:verification|confirmation|security|2fa|mfa|"
+        r"auth(?:entication)?|login|sign[- ]?in|reset|sms)\s+codes?)\b")),
+    ("recovery_code", re.compile(
+        r"(?i)\b(?:(?:recovery|backup|restore|rescue)\s+(?:codes?|keys?|phrase|words)|seed\s+(?:phrase|words)|"
+        r"mnemonic)\b")),
+    ("access_code", re.compile(
+        r"(?i)\b(?:(?:door|gate|alarm|lock|safe|locker|garage|access|entry|entrance|building|keypad|unlock|"
+        r"padlock|bike\s+lock|lockbox|key\s+safe)\s+(?:codes?|combination|combo|pin)|combination|combo|"
+        r"combinaci[oó]n|combinaison|combinazione|kombination|combina[cç][aã]o|"
+        r"zugangscode|t[üu]rcode|c[oó]digo\s+de\s+(?:acceso|entrada|acesso)|code\s+d'acc[eè]s|"
+        r"codice\s+(?:d'accesso|del\s+cancello|della\s+porta))\b")),
+    ("pin", re.compile(
+        r"(?i)\b(?:pin(?:\s*(?:code|number|no\.?|#))?|geheimzahl|entsperrcode|c[oó]digo\s+pin|code\s+pin|"
+        r"codice\s+pin)\b")),
+    ("password", re.compile(
+        r"(?i)\b(?:pass(?:word|wd|phrase|code)s?|pwd|pw|passwort|kennwort|contrase[ñn]a|clave|"
+        r"mot\s+de\s+passe|mdp|senha|parola\s+d'ordine|chiave\s+di\s+accesso|"
+        r"wi-?fi(?:\s+(?:key|password|code))?)\b")),
+    ("api_key", re.compile(
+        r"(?i)\b(?:api\s*(?:key|token)|access\s+(?:key|token)|auth\s+token|secret(?:\s+key)?|token|"
+        r"chave|cl[ée]|schl[üu]ssel|chiave|llave)\b")),
+    ("national_id", re.compile(
+        r"(?i)\b(?:ssn|social\s+security(?:\s+number)?|social(?=\s*(?:is|was|:|#|no\b|number))|national\s+(?:insurance|id(?:entity)?)(?:\s+number)?|"
+        r"dni|nie|nif|cpf|codice\s+fiscale|s[ée]curit[ée]\s+sociale|personalausweis(?:nummer)?|"
+        r"steuer-?id|tax\s+(?:id|number)|passport\s+number)\b")),
+    # A card's number in part ("card is 4111 1111"): digits only, at least CARD_DIGITS of them, so
+    # "the card ending in 4242" stays a fact.
+    ("card_number", re.compile(
+        r"(?i)\b(?:(?:credit|debit|bank|visa|mastercard|amex)\s+)?card(?:\s+(?:number|no\.?|#))?\b")),
+    # A bare "code" only with digits for a value ("the code for the side gate is 4412", "... is
+    # four four one two"): "zip code", "dress code" and "source code" are not credentials.
+    ("code", re.compile(
+        r"(?i)(?<!zip )(?<!postal )(?<!post )(?<!area )(?<!country )(?<!dress )(?<!source )(?<!promo )"
+        r"(?<!discount )(?<!error )(?<!status )(?<!product )(?<!colour )(?<!color )(?<!qr )(?<!bar )"
+        r"(?<!tax )(?<!airport )(?<!language )(?<!morse )(?<!area )\b(?:code|codes|c[oó]digo|codice)\b")),
+]
+# Kinds whose value may be plain words after "is" ("my password is correct horse battery staple").
+WORDY_KINDS = frozenset({"password", "recovery_code"})
+# Kinds whose value must be digits.
+DIGIT_KINDS = frozenset({"code", "card_number"})
+CARD_DIGITS = 8
+# Words that may stand between the credential word and its value.
+_FILLERS = frozenset(
+    "is was are were will be to for of the my our your his her their a an on at number no no. # code new old "
+    "current still now set reset changed just it's its this that here here's literally simply basically "
+    "actually only really "
+    # German, Spanish, French, Portuguese, Italian articles, possessives, copulas and prepositions
+    "ist war mein meine meinen für das die der den von zum zur es mi mis de del la el para los las "
+    "est c'est mon ma mes pour le du des é meu minha do da para o è il lo della per".split()
+)
+_ASSIGNMENT = frozenset({"is", "was", "are", "were", ":", "=", "it's", "to", "ist", "es", "est", "c'est", "é", "è"})
+# After "is": a place or a negation, not the value ("my password is in the drawer").
+_STOP = frozenset("in on at under behind inside written printed stored saved kept the a an not never somewhere "
+                  "with safe".split())
+# The clause moved on: whatever comes next is not this credential's value.
+_BREAK = frozenset("and or but because so which while when if than must should has have needs expires expired "
+                   "has expired".split())
+# Right after the credential word, a noun it only describes: "password manager", "PIN pad",
+# "door code keypad" name things, not a credential.
+_DESCRIBED = frozenset("manager managers hint hints policy policies field prompt requirement requirements rule rules "
+                       "strength protected keypad pad panel reader app vault generator length expiry reminder "
+                       "sharing".split())
+_NUMBER_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
+                 "six": "6", "seven": "7", "eight": "8", "nine": "9"}
+_MAX_GAP = 8
+# Without an "is", ":" or "=", a value comes within this many words of what it names
+# ("PIN for the bank 4821").
+_MAX_UNASSIGNED_WORDS = 2
+_MAX_PASSPHRASE_WORDS = 6
+# A wallet's recovery phrase is 12 to 24 plain words.
+_MAX_RECOVERY_WORDS = 24
+_MAX_DIGIT_GROUPS = 12
+_TOKEN = re.compile(r"\S+")
+_EDGE_PUNCTUATION = "\"'()[]{}<>,;.!?“”‘’—–"
+_TIME = re.compile(r"(?i)^\d{1,2}[:.]\d{2}(?:am|pm)?$|^\d{1,2}(?:am|pm)$|^\d+(?:st|nd|rd|th)$")
+_DATE_PARTS = re.compile(r"^(\d{1,4})[-/.](\d{1,2})[-/.](\d{1,4})$")
+_YEAR = re.compile(r"^(?:19|20)\d{2}$")
+_DIGITS = re.compile(r"^\d+$")
+# "50k" is a salary, "48392017K" is not: only a short number takes the k.
+_MONEY = re.compile(r"^[$€£¥]|(?:[$€£¥]|eur|usd|gbp)$|^\d{1,3}(?:[.,]\d+)?k$", re.I)
+
+
+def _is_date(token: str) -> bool:
+    """2024-03-01, 12/31/2025, 31.12.25: a year (or two digits), a month and a day."""
+    match = _DATE_PARTS.match(token)
+    if not match:
+        return False
+    parts = [int(p) for p in match.groups()]
+    year_first = len(match.group(1)) == 4
+    month, day = (parts[1], parts[2]) if year_first else sorted(parts[:2])
+    return 1 <= month <= 12 and 1 <= day <= 31
+
+
+def credential_shaped(token: str, *, previous: str = "") -> bool:
+    """A value that looks like a credential rather than a word of the sentence: enough digits,
+    letters mixed with digits, or symbols mixed in. Times, dates and amounts are words of the
+    sentence, and so are a year or a date unless the sentence assigns it ("my PIN is 1987")."""
+    if len(token) < 4 or _TIME.match(token) or _MONEY.search(token):
+        return False
+    if _is_date(token) and previous not in _ASSIGNMENT:
+        return False  # "changed on 2024-03-01"; but a lock's combination is "5-22-41"
+    if _YEAR.match(token) and previous not in _ASSIGNMENT:
+        return False
+    digits = sum(c.isdigit() for c in token)
+    letters = sum(c.isalpha() for c in token)
+    if digits >= 4 and not letters:
+        return True
+    if digits and letters:
+        return True
+    if letters and any(c in "!@#$%^&*+=_~/\\|" for c in token) and len(token) >= 6:
+        return True
+    return len(token) >= 8 and any(c.isupper() for c in token[1:]) and any(c.islower() for c in token)
+
+
+def _words(text: str, start: int):
+    """(raw token, the token without edge punctuation, where that starts) from `start` on."""
+    for token in _TOKEN.finditer(text, start):
+        raw = token.group()
+        word = raw.strip(_EDGE_PUNCTUATION)
+        yield raw, word, token.start() + (raw.find(word) if word else 0)
+
+
+def _digit_run(words: list, count: int) -> tuple[int, int] | None:
+    """Digits written in groups ("22 14 36", "7 3 9 1"), as words ("four four one two"), or a
+    value spelt out character by character ("k 9 m 2 p 7"), from word `count` on: (end, how
+    many digits or characters), or None."""
+    end = digits = groups = 0
+    spelt = False
+    for raw, word, at in words[count:count + _MAX_DIGIT_GROUPS]:
+        lowered = word.lower()
+        if _DIGITS.match(word):
+            digits += len(word)
+        elif lowered in _NUMBER_WORDS:
+            digits += 1
+        elif len(word) == 1 and word.isalnum():
+            digits += 1
+            spelt = True
+        else:
+            break
+        end, groups = at + len(word), groups + 1
+        if raw != word:  # punctuation ends the value
+            break
+    if spelt and not any(c.isdigit() for c in text_between(words, count, end)):
+        return None  # single letters alone ("a b c d") spell no credential
+    return (end, digits, groups) if digits else None
+
+
+def text_between(words: list, count: int, end: int) -> str:
+    return "".join(word for _, word, at in words[count:] if at < end)
+
+
+def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
+              phrase_words: int = _MAX_PASSPHRASE_WORDS) -> int | None:
+    """Where the credential value after position `start` ends, or None when no value follows
+    within a few words. `wordy`: plain words right after "is", ":" or "=" are the value too;
+    `digits_only`: only digits (in groups or as words) are a value."""
+    previous = ""
+    assigned = False
+    other_words = 0
+    words = list(_words(text, start))
+    for count, (raw, word, at) in enumerate(words[:_MAX_GAP]):
+        lowered = word.lower()
+        if count == 0 and lowered in _DESCRIBED:
+            return None
+        assigned = assigned or previous in _ASSIGNMENT
+        # "the API key got rate limited after 1000 requests": 1000 is not its value.
+        too_far = other_words > _MAX_UNASSIGNED_WORDS and not assigned
+        if raw in (":", "=") or raw.endswith((":", "=")) and not word:
+            previous = raw
+            continue
+        starts_run = _DIGITS.match(word) or lowered in _NUMBER_WORDS or (len(word) == 1 and word.isalnum())
+        run = _digit_run(words, count) if starts_run else None
+        if run is not None and run[1] >= 4 and (run[2] > 1 or credential_shaped(word, previous=previous)):
+            return None if too_far else run[0]
+        if digits_only:
+            if lowered in _BREAK or (raw.endswith((".", "!", "?")) and not word[-1:].isdigit()):
+                return None
+            previous = ":" if raw.endswith(":") else lowered
+            continue
+        if word and not _DIGITS.match(word) and credential_shaped(word, previous=previous):
+            return None if too_far else at + len(word)
+        if wordy and word.isalpha() and previous in _ASSIGNMENT and lowered not in _STOP \
+                and lowered not in _FILLERS and lowered not in _BREAK and len(word) >= 4:
+            end = at + len(word)
+            # A passphrase runs on in plain words until the sentence or the clause does.
+            last_raw, last_word = raw, word
+            for next_raw, next_word, next_at in words[count + 1:count + 1 + phrase_words]:
+                if last_raw != last_word or not next_word.isalpha() or next_word.lower() in _BREAK | _STOP:
+                    break  # punctuation after the last word, or a word that starts another clause
+                end, last_raw, last_word = next_at + len(next_word), next_raw, next_word
+            return end
+        if lowered in _BREAK or (lowered in _STOP and previous in _ASSIGNMENT):
+            return None
+        if raw.endswith((".", "!", "?")) and not word[-1:].isdigit():
+            return None  # the sentence ended without a value
+        if lowered not in _FILLERS and lowered not in _ASSIGNMENT:
+            other_words += 1
+        previous = ":" if raw.endswith(":") else lowered
+    return None
+
+
+def _worded(text: str) -> list[Finding]:
+    findings = []
+    for kind, word in CREDENTIAL_WORDS:
+        for match in word.finditer(text):
+            end = value_end(text, match.end(), wordy=kind in WORDY_KINDS, digits_only=kind in DIGIT_KINDS,
+                            phrase_words=_MAX_RECOVERY_WORDS if kind == "recovery_code" else _MAX_PASSPHRASE_WORDS)
+            if end is None:
+                continue
+            if kind == "card_number" and sum(c.isdigit() for c in text[match.end():end]) < CARD_DIGITS:
+                continue
+            findings.append(Finding("access_code" if kind == "code" else kind, match.start(), end))
+    return findings
+
+
+# --- a value next to a word of access -----------------------------------------------------------
+
+# "use 8841 to unlock the tablet", "731604 is the code from the SMS", "the garage keypad opens
+# with 8026": the value comes first, or the credential word is a verb of access.
+_ACCESS_WORDS = frozenset(
+    "unlock unlocks unlocked unlocking disarm disarms keypad keycode passcode pin otp sms password punch "
+    "dni ssn nie".split()
+)
+_ACCESS_REACH = 6
+
+
+def _access(text: str) -> list[Finding]:
+    words = list(_words(text, 0))
+    findings = []
+    for count, (raw, word, at) in enumerate(words):
+        value = word.strip("*#")
+        if not value or len(value) < 4 or not (_DIGITS.match(value) or (value[:-1].isdigit() and value[-1].isalpha())):
+            continue
+        previous = words[count - 1][1].lower() if count else ""
+        if not credential_shaped(value, previous=previous) or previous in ("no", "number", "#", "order", "room",
+                                                                            "flight", "bus", "at", "by", "from"):
+            continue
+        near = [w.lower() for _, w, _ in words[max(0, count - _ACCESS_REACH):count + _ACCESS_REACH + 1]]
+        if _ACCESS_WORDS.intersection(near):
+            findings.append(Finding("access_code", at, at + len(word)))
+    return findings
+
+
+# --- what is hidden or bare: base64, key material -----------------------------------------------
+
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
+# A run this long with this much entropy is key material whatever surrounds it (a private key's
+# body without its header line, a long token): detect-secrets' base64 limit is 4.5 bits.
+_KEY_MATERIAL_LENGTH = 40
+_KEY_MATERIAL_ENTROPY = 4.5
+
+
+def _entropy(value: str) -> float:
+    counts = {c: value.count(c) for c in set(value)}
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+
+
+def _decoded(run: str) -> str | None:
+    try:
+        raw = base64.b64decode(run + "=" * (-len(run) % 4), validate=True)
+        text = raw.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    return text if text and sum(c.isprintable() or c.isspace() for c in text) / len(text) > 0.95 else None
+
+
+def _hidden(text: str, inner) -> list[Finding]:
+    findings = []
+    for match in _BASE64_RUN.finditer(text):
+        run = match.group().rstrip("=")
+        decoded = _decoded(match.group())
+        if decoded and inner(decoded):
+            findings.append(Finding("encoded_secret", match.start(), match.end()))
+        elif (decoded is None  # key material decodes to bytes, not to a readable sentence
+              and len(run) >= _KEY_MATERIAL_LENGTH and _entropy(run) >= _KEY_MATERIAL_ENTROPY
+              and any(c.isdigit() for c in run) and any(c.isupper() for c in run) and any(c.islower() for c in run)):
+            findings.append(Finding("key_material", match.start(), match.end()))
+    return findings
+
+
+def described_credentials(text: str, inner) -> list[Finding]:
+    """Credentials described in words, or hidden or bare, in `text` (normalised by the caller).
+    `inner(text)` says whether a decoded base64 string holds a secret (safety.find_secrets)."""
+    return [*_worded(text), *_access(text), *_hidden(text, inner)]
+
+
+def continued_credential(text: str) -> Finding | None:
+    """The value at the start of a message that finishes a credential the previous message of
+    the same person began ("my password for the tax site is Harbor" / "Lights!2024 — sorry, hit
+    enter too soon"): the first value-shaped words, or plain words after a colon."""
+    end = value_end(text, 0, wordy=True, phrase_words=_MAX_RECOVERY_WORDS)  # "part two: frost ladder ..."
+    return Finding("password", 0, end) if end is not None else None

@@ -1,0 +1,109 @@
+"""Credentials written the way people write them, not the way a token looks: disguised letters,
+spaced or spelt digits, other languages, the value first, split over two messages. And the
+everyday sentences that merely mention a credential, which must come through untouched."""
+import base64
+
+import pytest
+
+from memoryapp.credentials import credential_shaped, normalise
+from memoryapp.models import Event, Memory
+from memoryapp.safety import ends_with_credential_word, find_secrets, redact_secrets
+from tests.conftest import as_tenant
+from tests.workers.helpers import at, ingest
+
+
+def _hides(text: str, secret: str) -> bool:
+    """The secret is gone from the redacted text, compared the way a reader would see it."""
+    redacted = normalise(redact_secrets(text)[0])[0].replace(" ", "").lower()
+    return normalise(secret)[0].replace(" ", "").lower() not in redacted
+
+
+# (sentence, the secret in it). Written for these tests; none is a benchmark phrasing.
+DISGUISED = [
+    ("the locker pаsscоde is Vx7!mQ2p", "Vx7!mQ2p"),                      # Cyrillic а and о
+    ("my pass\u200bword is Kettle#Drum55", "Kettle#Drum55"),               # zero-width space
+    ("ｍｙ　ＰＩＮ　ｉｓ　８２７３", "８２７３"),                               # fullwidth forms
+    ("bank pin: 5 0 9 3", "5 0 9 3"),                                      # spaced digits
+    ("the garage code is seven one one four", "seven one one four"),       # digits as words
+    ("mi contraseña del banco es Luna.Roja.88", "Luna.Roja.88"),            # Spanish
+    ("mein Passwort für die Arbeit ist Tannenbaum!19", "Tannenbaum!19"),   # German
+    ("le code d'accès de l'immeuble est 4B719", "4B719"),                 # French
+    ("3391 unlocks the shed padlock", "3391"),                             # the value first
+    ("the recovery phrase is lantern orchid basalt tunnel meadow copper", "lantern orchid basalt tunnel"),
+    ("the combination on the gym locker is 12-31-07", "12-31-07"),          # shaped like a date
+    ("my social is 412 55 9087", "412 55 9087"),
+    ("card number 5500 0000 0000 0004", "5500 0000 0000 0004"),
+]
+
+HARMLESS = [
+    "the password manager keeps nagging me about reusing passwords",
+    "I forgot my PIN again and had to go to the branch on 2024-03-01",
+    "the API key got revoked after 3000 requests last week",
+    "our zip code is 94110 and the dress code is casual",
+    "I paid 1200 for the flights, 50k is the budget for the year",
+    "the security question was 'name of your first school', which is silly",
+    "the card ending in 4242 expired in March",
+    "the meeting moved to 14:30 on 12/05/2025",
+    "my password is too short according to the bank",
+]
+
+
+@pytest.mark.parametrize("text,secret", DISGUISED)
+def test_a_disguised_credential_is_redacted(text, secret):
+    assert find_secrets(text), text
+    assert _hides(text, secret), redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("text", HARMLESS)
+def test_a_sentence_that_only_mentions_a_credential_is_left_alone(text):
+    assert redact_secrets(text) == (text, [])
+
+
+def test_a_base64_encoded_credential_is_redacted_and_harmless_base64_is_not():
+    hidden = base64.b64encode(b"password=Marigold!2031").decode()
+    assert find_secrets(f"here it is encoded so nobody reads it: {hidden}")
+    plain = base64.b64encode(b"see you at the cafe on friday, bring the book").decode()
+    assert not find_secrets(f"forwarded blob {plain}")
+
+
+def test_shapes_that_are_words_of_a_sentence_are_not_credentials():
+    assert not credential_shaped("14:30") and not credential_shaped("2024-03-01")
+    assert not credential_shaped("50k") and not credential_shaped("$1200")
+    assert credential_shaped("48392017K") and credential_shaped("2024-03-01", previous="is")
+
+
+def test_a_message_stopping_at_the_credential_word_is_recognised():
+    assert ends_with_credential_word("the alarm code is")
+    assert ends_with_credential_word("my password for the tax site is Harbor")  # a value cut short
+    assert not ends_with_credential_word("I changed my password yesterday")
+
+
+@pytest.mark.django_db
+def test_a_credential_split_over_two_messages_is_redacted_in_both(tenant_a, actor):
+    ingest(tenant_a, "alice", actor,
+           ("m1", "user", "ok the wifi password at the cabin is", None, at(0)),
+           ("m2", "user", "Pinecone_Ridge42 — typed it too fast", None, at(1)),
+           ("m3", "user", "my door code is", None, at(2)),
+           ("m4", "assistant", "Go ahead.", None, at(3)),
+           ("m5", "user", "6 6 1 9", None, at(4)))
+    with as_tenant(tenant_a):
+        texts = [*Event.objects.filter(tenant=tenant_a).values_list("content", flat=True),
+                 *Memory.objects.filter(tenant=tenant_a).values_list("statement", flat=True)]
+        second = Event.objects.get(tenant=tenant_a, event_id="m2")
+    joined = " ".join(texts)
+    assert "Pinecone_Ridge42" not in joined and "6 6 1 9" not in joined
+    assert second.redacted and "typed it too fast" in second.content
+
+
+@pytest.mark.django_db
+def test_a_value_after_an_unrelated_message_is_not_taken_for_a_credential(tenant_a, actor):
+    """Only the sender's own previous message in the same session counts."""
+    ingest(tenant_a, "bob", actor,
+           ("m1", "assistant", "What is your booking password?", None, at(0)),
+           ("m2", "user", "Flight LH2231 lands at 9", None, at(1)),
+           ("m3", "user", "I changed my password yesterday", None, at(2)),
+           ("m4", "user", "Room 4412 at the Hilton", None, at(3)))
+    with as_tenant(tenant_a):
+        contents = dict(Event.objects.filter(tenant=tenant_a).values_list("event_id", "content"))
+    assert contents["m2"] == "Flight LH2231 lands at 9"
+    assert contents["m4"] == "Room 4412 at the Hilton"

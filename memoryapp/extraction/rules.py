@@ -311,7 +311,9 @@ def _partner(m):
     return _fact(user_key("partner"), f"The user's partner is {m.group('v')}.", m.group("v"))
 
 
-@rule(rf"\bi(?:'m| am) (?:now |happily )?(?:married to|engaged to|dating|seeing|with) (?P<v>{_NAME})")
+# Not "I'm with X" or "I'm seeing X": people are with Verizon and seeing Dr Lee, and a partner
+# read wrongly would outrank what was really said.
+@rule(rf"\bi(?:'m| am) (?:now |happily )?(?:married to|engaged to|dating) (?P<v>{_NAME})")
 def _partner2(m):
     return _fact(user_key("partner"), f"The user's partner is {m.group('v')}.", m.group("v"))
 

@@ -13,6 +13,8 @@ CASES = {
     "My partner is pregnant!": [],
     "My wife is called Maria.": ["Partner / spouse: The user's partner is Maria."],
     "I'm seeing some progress with the new routine.": [],
+    "I'm with Vodafone for broadband.": [],
+    "I'm seeing Dr Okafor on Monday.": [],
     "I'm dating Tomas.": ["Partner / spouse: The user's partner is Tomas."],
     "Call me at the store if you need anything.": [],
     "My name is Ann Lee.": ["Name: The user's name is Ann Lee."],

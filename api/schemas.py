@@ -144,6 +144,8 @@ class ContextOut(serializers.Serializer):
     memories = ScoredMemoryOut(many=True)
     tokens = serializers.IntegerField()
     token_budget = serializers.IntegerField()
+    nothing_relevant = serializers.BooleanField(help_text="No stored memory is similar enough to the query to "
+                                                "answer it: the context says so and offers no memory.")
 
 
 class HealthOut(serializers.Serializer):

@@ -52,10 +52,30 @@ def memory_line(memory: Memory) -> str:
     return f"- [{date}, source: {memory.source_kind}]{label} {memory.statement}"
 
 
+# Below this cosine for every one of the best few hits, nothing stored answers the query: the
+# context says so instead of offering the nearest memories as if they did. An absolute measure
+# (a memory's own similarity to the query means the same whatever the query and the subject),
+# set on the blind dev split (bench/changing_facts_blind.py) where at most 2% of answerable
+# questions are refused; MiniLM's similarities of answerable and unanswerable questions overlap
+# far beyond that, so it catches only the clearly unanswerable (docs/benchmarks.md).
+NOTHING_RELEVANT_BELOW = 0.15
+EVIDENCE_HITS = 5
+NOTHING_RELEVANT = "Nothing stored about the user answers this."
+
+
+def nothing_relevant(hits: list[SearchHit]) -> bool:
+    return all(h.details.get("vector_similarity", 0.0) < NOTHING_RELEVANT_BELOW for h in hits[:EVIDENCE_HITS])
+
+
 def context_build(*, tenant: Tenant, subject_ref: str, query: str, token_budget: int) -> dict:
-    """Returns {"context": text, "memories": [SearchHit], "tokens": n} with n <= token_budget.
-    Memories that do not fit are left out whole, never cut mid-statement."""
+    """Returns {"context": text, "memories": [SearchHit], "tokens": n, "nothing_relevant": bool}
+    with n <= token_budget. Memories that do not fit are left out whole, never cut
+    mid-statement. When nothing stored answers the query, the text says so and no memory is
+    offered as the answer."""
     hits: list[SearchHit] = memory_search(tenant=tenant, subject_ref=subject_ref, query=query, k=CANDIDATES)
+    if hits and nothing_relevant(hits):
+        text = NOTHING_RELEVANT if count_tokens(NOTHING_RELEVANT) <= token_budget else ""
+        return {"context": text, "memories": [], "tokens": count_tokens(text), "nothing_relevant": True}
     ordered = [h for h in hits if is_profile(h.memory)] + [h for h in hits if not is_profile(h.memory)]
     lines: list[str] = []
     chosen: list[SearchHit] = []
@@ -73,4 +93,4 @@ def context_build(*, tenant: Tenant, subject_ref: str, query: str, token_budget:
         used += cost
     text = "\n".join([HEADER, *lines]) if lines else ""
     # ceil() is subadditive, so the joined text costs at most the sum charged above.
-    return {"context": text, "memories": chosen, "tokens": count_tokens(text)}
+    return {"context": text, "memories": chosen, "tokens": count_tokens(text), "nothing_relevant": False}

@@ -48,4 +48,5 @@ class ContextView(ApiView):
             "memories": [hit_json(h) for h in built["memories"]],
             "tokens": built["tokens"],
             "token_budget": data["token_budget"],
+            "nothing_relevant": built["nothing_relevant"],
         })

@@ -3,7 +3,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from memoryapp.context import UNTRUSTED_LABEL, count_tokens
+from memoryapp.context import NOTHING_RELEVANT, UNTRUSTED_LABEL, count_tokens
 from memoryapp.models import ReadAudit
 from memoryapp.services.memories import MemoryDraft, memory_write
 from memoryapp.services.reads import query_hash
@@ -107,3 +107,15 @@ def test_context_puts_the_profile_first_and_never_exceeds_the_budget(client_a):
         small = post(client_a, "subjects/alice/context", {"query": "vegetarian restaurant", "token_budget": budget}).json()
         assert small["tokens"] <= budget and small["tokens"] == count_tokens(small["context"])
         assert len(small["memories"]) == max(0, small["context"].count("\n"))
+
+
+def test_context_says_when_nothing_stored_answers_and_offers_no_memory(client_a):
+    write(client_a, "alice", "I am vegetarian.")
+    write(client_a, "alice", "My sister lives in Porto.")
+    none = post(client_a, "subjects/alice/context", {"query": "What is the half-life of carbon-14?"}).json()
+    assert none["nothing_relevant"] is True and none["memories"] == []
+    assert none["context"] == NOTHING_RELEVANT and none["tokens"] == count_tokens(NOTHING_RELEVANT)
+    some = post(client_a, "subjects/alice/context", {"query": "Does the user eat meat?"}).json()
+    assert some["nothing_relevant"] is False and "vegetarian" in some["context"]
+    # Search still ranks whatever is stored unless asked for a minimum relevance.
+    assert post(client_a, "subjects/alice/search", {"query": "What is the half-life of carbon-14?"}).json()["results"]

@@ -111,6 +111,29 @@ def query_periods(query: str) -> tuple:
     return tuple(dict.fromkeys(periods))
 
 
+# How a question refers to the person the memories are about: "the user" (an agent asking about
+# them), "you" (an agent asking them). Their statements say "I" and "my", so the query is
+# matched as they would say it; and "user" is no content word to match (every derived
+# statement says "The user ...", so it matched them all).
+_SUBJECT_REFERENCES = [
+    (re.compile(r"\b(?:the\s+)?user['’]s\b", re.I), "my"),
+    (re.compile(r"\b(?:the\s+)?users['’](?!\w)", re.I), "my"),
+    (re.compile(r"\b(?:the\s+)?user\b", re.I), "I"),
+    (re.compile(r"\byourself\b", re.I), "myself"),
+    (re.compile(r"\byours\b", re.I), "mine"),
+    (re.compile(r"\byour\b", re.I), "my"),
+    (re.compile(r"\byou\b", re.I), "I"),
+]
+
+
+def query_in_first_person(query: str) -> str:
+    """`query` with its references to the subject ("the user", "user's", "you", "your") put in
+    the first person: "Where does the user live?" is matched as "Where does I live?"."""
+    for pattern, replacement in _SUBJECT_REFERENCES:
+        query = pattern.sub(replacement, query)
+    return query
+
+
 _SPACES = re.compile(r"\s+")
 _SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([?.!,;:])")
 _LEADING_PUNCTUATION = re.compile(r"^[\s,;:.]+")

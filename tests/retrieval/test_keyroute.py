@@ -65,6 +65,6 @@ def test_the_fact_filed_under_the_asked_attribute_wins_without_sharing_a_word(te
     assert unrouted[0].memory.pk == home.pk
     # The boost is for this subject's facts only: another tenant's identical fact never shows.
     _fact(tenant_b, "alice", "I work as a pilot.", actor)
-    monkeypatch.setitem(RELEVANCE, "key", 0.5)
+    monkeypatch.undo()
     again = memory_search(tenant=tenant_a, subject_ref="alice", query=question, k=10)
     assert {h.memory.tenant_id for h in again} == {tenant_a.pk}

@@ -82,9 +82,11 @@ def test_a_named_speaker_is_who_said_it_not_a_word_to_match(tenant_a, actor, mon
     assert hits[0].memory.source_event.event_id == "t1"
     greeting = next(h for h in hits if h.memory.source_event.event_id == "t0")
     assert greeting.details["text_score"] == 0  # "Caroline" twice in a short message is no match
-    # With the names matched as words, the greetings that repeat her name come first: the case
-    # this exists for.
+    # With the names matched as words, and the text scaled by the best match in scope (as before
+    # the whole-query floor, which also tempers this), the greetings that repeat her name come
+    # first: the case this exists for.
     monkeypatch.setattr(retrieval, "search_terms", lambda *, tenant, subject_ref, query, info=None: (query, frozenset()))
+    monkeypatch.setitem(retrieval.RELEVANCE, "text_floor", 0)
     as_words = memory_search(tenant=tenant_a, subject_ref="chat", query=question, k=4, record_access=False)
     assert as_words[0].memory.source_event.event_id != "t1"
 

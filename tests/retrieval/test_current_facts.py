@@ -1,0 +1,128 @@
+"""The current fact first, for attributes no extraction rule knows: the query is matched as the
+person says things, one person's consecutive remarks do not lend each other a question's match,
+a lone common word is not a full text match, a later statement that says the fact changed
+answers before the older one, and a question nothing stored answers is told so."""
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+
+from memoryapp.context import NOTHING_RELEVANT, context_build
+from memoryapp.query import query_in_first_person, query_understand
+from memoryapp.retrieval import RELEVANCE, Signals, memory_search, passage_similarity, relevance_scores
+from tests.conftest import as_tenant
+from tests.workers.helpers import ingest
+
+T0 = datetime(2025, 2, 3, 10, 0, tzinfo=timezone.utc)
+
+
+def _signals(sims, bm25, seqs, roles, speakers=None, bm25_ideal=0.0):
+    n = len(sims)
+    return Signals(
+        ids=list(range(n)), sim=np.array(sims, float), bm25=np.array(bm25, float),
+        session=["s"] * n, seq=seqs, speaker=speakers or [""] * n,
+        has_time=np.zeros(n, bool), age_days=np.zeros(n), importance=np.full(n, 0.5),
+        confidence=np.ones(n), untrusted=np.zeros(n, bool), is_episode=np.ones(n, bool),
+        role=roles, bm25_ideal=bm25_ideal,
+    )
+
+
+@pytest.mark.parametrize("query,expected", [
+    ("Where does the user live?", "Where does I live?"),
+    ("What is the user's job?", "What is my job?"),
+    ("Which car do you drive?", "Which car do I drive?"),
+    ("Is that bike yours?", "Is that bike mine?"),
+    ("Who is the users' dentist?", "Who is my dentist?"),
+    ("How does the username field work?", "How does the username field work?"),  # not a reference
+])
+def test_a_query_about_the_subject_is_matched_in_the_first_person(query, expected):
+    assert query_in_first_person(query) == expected
+
+
+def test_one_persons_consecutive_remarks_share_no_passage_but_a_reply_does():
+    # 1 matches the query; 0 is the same person's remark before it; 2 is another voice replying.
+    alone = _signals(sims=[0.1, 0.9, 0.1], bm25=[0, 0, 0], seqs=[1, 2, 3], roles=["user", "user", "assistant"])
+    passage = passage_similarity(alone)
+    same_voice, reply = passage[0], passage[2]
+    assert reply > same_voice
+    # Without roles (signals from before roles were read) every neighbour counts as before.
+    legacy = _signals(sims=[0.1, 0.9, 0.1], bm25=[0, 0, 0], seqs=[1, 2, 3], roles=None)
+    assert passage_similarity(legacy)[0] > same_voice
+
+
+def test_a_lone_common_word_is_not_a_full_text_match():
+    sig = _signals(sims=[0.5, 0.5], bm25=[1.0, 0.0], seqs=[1, 5], roles=["user", "user"], bm25_ideal=10.0)
+    _, parts = relevance_scores(sig, query_understand("which office does the user work from"), RELEVANCE)
+    assert parts["text"][0] == pytest.approx(1.0 / (RELEVANCE["text_floor"] * 10.0))
+    # Without the floor the best match in scope, however partial, was a perfect one.
+    _, floorless = relevance_scores(sig, query_understand("x"), {**RELEVANCE, "text_floor": 0})
+    assert floorless["text"][0] == 1.0
+
+
+# A history around the facts: the later statement is told apart from the rest of a person's
+# memories, so a test needs a person with some.
+FILLER = [
+    "The weather was grey all weekend.", "We watched a documentary about octopuses.",
+    "My sister visits next Tuesday.", "Work has been busy with the quarterly review.",
+    "The neighbours' dog barked half the night.", "I finally fixed the leaking tap in the bathroom.",
+    "Our team won the pub quiz on Thursday.", "I'm reading a novel set in 1920s Shanghai.",
+    "The train was delayed forty minutes this morning.", "We planted tomatoes and basil on the balcony.",
+    "My laptop battery barely lasts two hours now.", "I booked a dentist appointment for March.",
+    "The kids built a fort out of couch cushions.", "I tried a new ramen place near the station.",
+    "Our landlord is repainting the stairwell.", "I lost my umbrella on the bus again.",
+    "We're thinking about a trip to the coast in summer.", "The heating broke during the cold snap.",
+    "I spent Sunday sorting old photos.", "My friend Tomas just got engaged.",
+    "The library extended its opening hours.", "I watched the football final with my cousins.",
+    "My phone screen cracked when I dropped it.", "We adopted a routine of Friday pizza nights.",
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("old,new,query", [
+    ("I play the cello in a community orchestra.",
+     "I gave up the cello last month, I play the drums in a garage band these days.",
+     "What instrument does the user play?"),
+    ("My go-to coffee order is a flat white with oat milk.",
+     "I switched my coffee order to a black americano, no milk anymore.",
+     "What coffee does the user order?"),
+])
+def test_a_later_statement_that_the_fact_changed_answers_first(tenant_a, actor, old, new, query):
+    turns = [old, *FILLER[:12], new, *FILLER[12:]]
+    ingest(tenant_a, "alice", actor, *[
+        (f"e{i}", "user", text, None, T0 + timedelta(days=20 * i)) for i, text in enumerate(turns)])
+    with as_tenant(tenant_a):
+        hits = memory_search(tenant=tenant_a, subject_ref="alice", query=query, k=5, record_access=False)
+        with_history = memory_search(tenant=tenant_a, subject_ref="alice", query=query, k=5,
+                                     record_access=False, include_superseded=True)
+    new_first = hits[0].memory.source_event.content
+    assert new_first == new, [(h.memory.statement, h.details) for h in hits]
+    # The older statement stays findable right after it, marked as answered by the newer one.
+    assert any(h.memory.source_event.content == old and "answered_later_by" in h.details for h in hits)
+    assert all("answered_later_by" not in h.details for h in with_history)
+
+
+@pytest.mark.django_db
+def test_a_later_remark_without_a_change_word_does_not_displace_the_answer(tenant_a, actor):
+    ingest(tenant_a, "alice", actor,
+           ("e0", "user", "I play the cello in a community orchestra.", None, T0),
+           ("e1", "user", "The orchestra's concert hall has terrible acoustics.", None, T0 + timedelta(days=30)))
+    with as_tenant(tenant_a):
+        hits = memory_search(tenant=tenant_a, subject_ref="alice", query="What instrument does the user play?",
+                             k=3, record_access=False)
+    assert "cello" in hits[0].memory.statement
+    assert all("answered_later_by" not in h.details for h in hits)
+
+
+@pytest.mark.django_db
+def test_a_question_nothing_stored_answers_is_told_so(tenant_a, actor):
+    ingest(tenant_a, "alice", actor,
+           ("e0", "user", "I play the cello in a community orchestra.", None, T0),
+           ("e1", "user", "My sister lives in Porto.", None, T0 + timedelta(days=1)))
+    with as_tenant(tenant_a):
+        unanswerable = context_build(tenant=tenant_a, subject_ref="alice",
+                                     query="What is the boiling point of tungsten in kelvin?", token_budget=500)
+        answerable = context_build(tenant=tenant_a, subject_ref="alice",
+                                   query="Which instrument does the user play?", token_budget=500)
+    assert unanswerable["nothing_relevant"] and unanswerable["memories"] == []
+    assert unanswerable["context"] == NOTHING_RELEVANT
+    assert not answerable["nothing_relevant"] and "cello" in answerable["context"]

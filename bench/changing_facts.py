@@ -14,6 +14,12 @@ turn that stated the current value shows "current", by a turn that stated the ol
 changes phrased with and without correction cues.
 
     .venv/bin/python bench/changing_facts.py [--conversations-per-seed 50] [--seeds 0 1 2 3 4] [--keep]
+
+What it measures: the phrasings below were written beside the extraction rules, so its 99 %
+says the rules know these sentences, not that the product keeps facts current on what people
+actually say. It stays as a regression check of those rules. Generalisation is measured by
+bench/changing_facts_blind.py, on phrasings written by someone who had not read the rules, split
+into dev (tuned on) and held-out (run once).
 """
 from __future__ import annotations
 

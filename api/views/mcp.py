@@ -3,24 +3,24 @@
 How it is served by a WSGI server: the POST reaches this view like any v1 request (the key's
 authentication, throttling, the request's transaction bound to the key's tenant, JSON errors,
 metrics). The view then hands the raw HTTP exchange to the MCP SDK's own stateless
-streamable-HTTP handler, run to completion in a short-lived event loop (asgiref's
-`async_to_sync`), so the SDK, not this code, speaks the protocol (both the initialize
-handshake and the 2026-07-28 single-exchange requests). The tools' database work is sent back to
-this request's thread (`sync_to_async`, thread-sensitive), so it uses the request's own
-connection and transaction, exactly as a v1 view does; nothing outlives the request, and
-gunicorn's sync/gthread workers need no ASGI server. A stateless server has no stream to offer on
-GET and no session to DELETE: both answer 405.
+streamable-HTTP handler, run to completion in an event loop of this request thread's own, so the
+SDK, not this code, speaks the protocol (both the initialize handshake and the 2026-07-28
+single-exchange requests). The tools' database work runs in that same thread, on the request's
+own connection and inside its transaction, exactly as a v1 view's does: no thread hand-offs, and
+nothing outlives the request; gunicorn's sync/gthread workers need no ASGI server. A stateless
+server has no stream to offer on GET and no session to DELETE: both answer 405.
 
 The tools (memory_mcp/tools.py) are the stdio server's; here their backend calls the same
 functions the v1 views call, so a tool validates, audits and answers exactly like its v1 route.
 """
+import asyncio
 import contextvars
 import functools
 import json
+import threading
 from dataclasses import dataclass
 from typing import Any
 
-from asgiref.sync import async_to_sync, sync_to_async
 from django.db import InterfaceError, OperationalError, transaction
 from django.http import HttpResponse
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -64,8 +64,8 @@ def _invalid(exc: ValidationError) -> ToolFailure:
 
 
 def _in_savepoint(fn):
-    """Run one tool's work in a savepoint of the request's transaction: a refusal undoes what it
-    did, except a write-policy refusal, whose audit entry must stay (as in the v1 API)."""
+    """Run one write tool's work in a savepoint of the request's transaction: a refusal undoes
+    what it did, except a write-policy refusal, whose audit entry must stay (as in the v1 API)."""
     call = _current.get()
     refusal = None
     try:
@@ -74,16 +74,31 @@ def _in_savepoint(fn):
                 return fn(call.request)
             except PolicyRejected as exc:
                 refusal = exc
-    except ApplicationError as exc:
-        raise ToolFailure(exc.code, exc.message, exc.details) from None
-    except ValidationError as exc:
-        raise _invalid(exc) from None
-    except (OperationalError, InterfaceError) as exc:
-        if is_lock_conflict(exc):
-            call.lock_conflict = exc  # the view runs the whole request again, as v1 views do
-        raise ToolFailure("memory_unavailable",
-                          "The memory store is temporarily unavailable; retry later.") from None
+    except (ApplicationError, ValidationError, OperationalError, InterfaceError) as exc:
+        raise _failure(call, exc) from None
     raise ToolFailure(refusal.code, refusal.message, refusal.details)
+
+
+def _read(fn):
+    """A read tool's work: it writes only its read-audit entry, last, so it needs no savepoint
+    (two round trips fewer on the hot path); a database error still undoes the request."""
+    call = _current.get()
+    try:
+        return fn(call.request)
+    except (ApplicationError, ValidationError, OperationalError, InterfaceError) as exc:
+        if isinstance(exc, (OperationalError, InterfaceError)):
+            transaction.set_rollback(True)
+        raise _failure(call, exc) from None
+
+
+def _failure(call: _Call, exc: Exception) -> ToolFailure:
+    if isinstance(exc, ApplicationError):
+        return ToolFailure(exc.code, exc.message, exc.details)
+    if isinstance(exc, ValidationError):
+        return _invalid(exc)
+    if is_lock_conflict(exc):
+        call.lock_conflict = exc  # the view runs the whole request again, as v1 views do
+    return ToolFailure("memory_unavailable", "The memory store is temporarily unavailable; retry later.")
 
 
 def _validated(serializer_class, data: dict) -> dict:
@@ -92,8 +107,25 @@ def _validated(serializer_class, data: dict) -> dict:
     return serializer.validated_data
 
 
-async def _run(fn):
-    return await sync_to_async(_in_savepoint, thread_sensitive=True)(fn)
+def _blocking(work, fn):
+    """Run Django's synchronous database code from a tool. The event loop is this request's own
+    and has nothing else to run meanwhile, so blocking it is what is wanted; Django refuses ORM
+    calls while it sees a running loop in the thread (a guard for shared loops), so the loop is
+    unset for the duration of the call."""
+    loop = asyncio.events._get_running_loop()
+    asyncio.events._set_running_loop(None)
+    try:
+        return work(fn)
+    finally:
+        asyncio.events._set_running_loop(loop)
+
+
+async def _write(fn):
+    return _blocking(_in_savepoint, fn)
+
+
+async def _reading(fn):
+    return _blocking(_read, fn)
 
 
 class ServiceBackend:
@@ -113,26 +145,26 @@ class ServiceBackend:
         return subject
 
     async def remember(self, subject, fields):
-        return await _run(lambda request: memory_create(request, subject, _validated(MemoryIn, fields)))
+        return await _write(lambda request: memory_create(request, subject, _validated(MemoryIn, fields)))
 
     async def search(self, subject, fields):
-        return await _run(lambda request: search_answer(request, subject, _validated(SearchIn, fields)))
+        return await _reading(lambda request: search_answer(request, subject, _validated(SearchIn, fields)))
 
     async def context(self, subject, fields):
-        return await _run(lambda request: context_answer(request, subject, _validated(ContextIn, fields)))
+        return await _reading(lambda request: context_answer(request, subject, _validated(ContextIn, fields)))
 
     async def list(self, subject, params):
-        return await _run(lambda request: memory_page(request, subject, _validated(MemoryListIn, params)))
+        return await _reading(lambda request: memory_page(request, subject, _validated(MemoryListIn, params)))
 
     async def correct(self, subject, memory_id, fields):
-        return await _run(lambda request: memory_correction(
+        return await _write(lambda request: memory_correction(
             request, subject, memory_id, dict(_validated(MemoryCorrectionIn, fields))))
 
     async def forget(self, subject, memory_id):
-        return await _run(lambda request: memory_forgetting(request, subject, memory_id))
+        return await _write(lambda request: memory_forgetting(request, subject, memory_id))
 
     async def history(self, subject, memory_id):
-        return await _run(lambda request: memory_history_answer(request, subject, memory_id))
+        return await _reading(lambda request: memory_history_answer(request, subject, memory_id))
 
 
 @functools.cache
@@ -180,6 +212,17 @@ async def _exchange(server, scope: dict, body: bytes) -> tuple[int, list, bytes]
     return answer["status"], answer["headers"], answer["body"]
 
 
+_threads = threading.local()
+
+
+def _event_loop() -> asyncio.Runner:
+    """This request thread's event loop, made on its first MCP request and kept for its next."""
+    runner = getattr(_threads, "runner", None)
+    if runner is None:
+        runner = _threads.runner = asyncio.Runner()
+    return runner
+
+
 class McpView(ApiView):
     schema = None  # not part of the v1 REST API's OpenAPI document
 
@@ -193,8 +236,10 @@ class McpView(ApiView):
         call = _Call(request=request, subject=bound or chosen)
         token = _current.set(call)
         try:
-            status, headers, body = async_to_sync(_exchange)(_servers()[call.subject is None], _asgi_scope(request),
-                                                             request.body)
+            status, headers, body = _event_loop().run(
+                _exchange(_servers()[call.subject is None], _asgi_scope(request), request.body),
+                context=contextvars.copy_context(),
+            )
         finally:
             _current.reset(token)
         if call.lock_conflict is not None:

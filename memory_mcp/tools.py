@@ -111,8 +111,8 @@ def _tool_functions(backend: Backend) -> list[tuple[Any, ToolAnnotations]]:
         metadata: Annotated[dict[str, Any] | None, Field(description="Optional JSON object kept with it.")] = None,
     ) -> dict[str, Any]:
         """Remember a statement about the subject. A statement that restates or updates one already
-        remembered supersedes it; a secret or an instruction-like text is refused. Answers the memory
-        written, with its id."""
+        remembered supersedes it; a statement containing a secret (a password, a key) is refused.
+        Answers the memory written, with its id."""
         fields = _present(statement=statement, memory_type=memory_type, namespace=namespace,
                           importance=importance, valid_from=valid_from, metadata=metadata)
         memory = await backend.remember(backend.subject(subject), fields)

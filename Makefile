@@ -8,12 +8,15 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test install migrate stop clean-data bench
 
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	# torch first and pinned exactly: this version is the CPU wheel; a looser pin pulls CUDA.
 	$(PIP) install --quiet torch==2.13.0
 	$(PIP) install --quiet -r requirements.txt
+	# This checkout, editable and without dependencies: puts the MCP stdio server on the PATH
+	# as .venv/bin/memory-mcp (pyproject.toml's [project.scripts]).
+	$(PIP) install --quiet --no-deps -e .
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -170,3 +170,9 @@ IDEMPOTENCY_KEY = OpenApiParameter(
     "Idempotency-Key", str, OpenApiParameter.HEADER, required=False,
     description="Same key + same body → the stored answer again; same key + another body → 409.",
 )
+
+
+class ApiKeyOut(serializers.Serializer):
+    prefix = serializers.CharField(help_text="The key's public prefix (mk_<prefix>_…)")
+    name = serializers.CharField()
+    subject = serializers.CharField(allow_null=True, help_text="The subject the key is bound to; null if unbound")

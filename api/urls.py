@@ -3,7 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 import api.schemas  # noqa: F401  (registers the bearer-key security scheme)
 
-from api.views import events, exports, health, jobs, memories, search, subjects
+from api.views import events, exports, health, jobs, keys, mcp, memories, search, subjects
 from api.views.fallback import api_not_found
 
 S = "api/v1/subjects/<str:subject>"
@@ -11,6 +11,7 @@ M = f"{S}/memories/<str:memory_id>"
 
 urlpatterns = [
     path("api/v1/health", health.HealthView.as_view(), name="health"),
+    path("api/v1/key", keys.ApiKeyView.as_view(), name="api-key"),
     path(f"{S}/events", events.EventsView.as_view(), name="events"),
     path("api/v1/jobs/<str:job_id>", jobs.JobView.as_view(), name="job"),
     path(f"{S}/memories", memories.MemoriesView.as_view(), name="memories"),
@@ -23,6 +24,10 @@ urlpatterns = [
     path(f"{S}/console-link", subjects.ConsoleLinkView.as_view(), name="console-link"),
     path("api/v1/exports/<str:export_id>", exports.ExportDownloadView.as_view(), name="export"),
     path("metrics", health.metrics_view, name="metrics"),
+    # MCP over streamable HTTP (api/views/mcp.py); with and without the slash, since an MCP
+    # client POSTs to exactly the URL it was given and a redirect would lose the body.
+    path("mcp/", mcp.McpView.as_view(), name="mcp"),
+    path("mcp", mcp.McpView.as_view()),
     path("api/schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema", authentication_classes=[],
                                                      permission_classes=[]), name="docs"),

@@ -263,5 +263,6 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"pgserver": {"level": "WARNING"}},
+    # The MCP SDK logs every stateless request's session start and end at INFO.
+    "loggers": {"pgserver": {"level": "WARNING"}, "mcp": {"level": "WARNING"}},
 }

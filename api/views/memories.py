@@ -7,6 +7,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
+from api.authentication import api_key_actor
 from api.idempotency import idempotent
 from api.representations import event_json, memory_json
 from api.schemas import IDEMPOTENCY_KEY, HistoryOut, JobRefOut, MemoryOut, MemoryPageOut, errors
@@ -40,44 +41,81 @@ def cursor_decode(cursor: str) -> tuple[datetime, str]:
         raise ApplicationError("invalid_cursor", "The cursor is not one this API returned.") from None
 
 
+# The answers themselves, apart from the views, so that every door onto the agent API (these
+# views, and the MCP tools at /mcp/) runs the same steps: validated input in, contract JSON out.
+# `request` is an authenticated API request (its tenant and key), inside its transaction.
+
+def memory_create(request, subject: str, data: dict) -> dict:
+    draft = MemoryDraft(
+        statement=data["statement"], memory_type=data["memory_type"], namespace=data["namespace"],
+        source_kind=data["source"], key=data["key"], confidence=data["confidence"],
+        importance=data["importance"], sensitivity=data["sensitivity"],
+        valid_from=data.get("valid_from"), expires_at=data.get("expires_at"), metadata=data["metadata"],
+    )
+    result = memory_write(tenant=request.tenant, subject_ref=subject, draft=draft, actor=api_key_actor(request.api_key))
+    memory = memory_get(tenant=request.tenant, subject_ref=subject, memory_id=result.memory.public_id)
+    return memory_json(memory)
+
+
+def memory_page(request, subject: str, params: dict) -> dict:
+    limit = params["limit"]
+    memories = memory_list(
+        tenant=request.tenant, subject_ref=subject, status=params.get("status"),
+        memory_type=params.get("memory_type"), namespace=params.get("namespace"), q=params.get("q"),
+    )
+    if params.get("cursor"):
+        recorded_at, pk = cursor_decode(params["cursor"])
+        memories = memories.filter(Q(recorded_at__lt=recorded_at) | Q(recorded_at=recorded_at, id__lt=pk))
+    page = list(memories[: limit + 1])
+    next_cursor = cursor_encode(page[limit - 1]) if len(page) > limit else None
+    page = page[:limit]
+    read_audit_record(
+        tenant=request.tenant, actor=api_key_actor(request.api_key), subject_ref=subject, operation="list",
+        memory_ids=[m.pk for m in page], query=params.get("q"),
+    )
+    return {"results": [memory_json(m) for m in page], "next_cursor": next_cursor}
+
+
+def memory_correction(request, subject: str, memory_id: str, changes: dict) -> dict:
+    changes = dict(changes)
+    memory = memory_get(tenant=request.tenant, subject_ref=subject, memory_id=memory_id)
+    source_kind = changes.pop("source", "user_explicit")
+    new = memory_correct(tenant=request.tenant, memory=memory, actor=api_key_actor(request.api_key),
+                         source_kind=source_kind, **changes)
+    new = memory_get(tenant=request.tenant, subject_ref=subject, memory_id=new.public_id)
+    return memory_json(new)
+
+
+def memory_forgetting(request, subject: str, memory_id: str) -> dict:
+    memory = memory_get(tenant=request.tenant, subject_ref=subject, memory_id=memory_id)
+    job = memory_forget(tenant=request.tenant, memory=memory, actor=api_key_actor(request.api_key))
+    return {"job": job.public_id}
+
+
+def memory_history_answer(request, subject: str, memory_id: str) -> dict:
+    history = memory_history(tenant=request.tenant, subject_ref=subject, memory_id=memory_id)
+    read_audit_record(
+        tenant=request.tenant, actor=api_key_actor(request.api_key), subject_ref=subject, operation="history",
+        memory_ids=[m.pk for m in history["versions"] + history["derived"]],
+    )
+    return {
+        "versions": [memory_json(m) for m in history["versions"]],
+        "sources": [event_json(e) for e in history["sources"]],
+        "derived": [memory_json(m) for m in history["derived"]],
+    }
+
+
 class MemoriesView(ApiView):
     @extend_schema(operation_id="memory_write", request=MemoryIn, parameters=[IDEMPOTENCY_KEY],
                    responses={201: MemoryOut, **errors(403, 409, 422)})
     def post(self, request, subject):
         data = self.validated(MemoryIn, request.data)
-
-        def perform():
-            draft = MemoryDraft(
-                statement=data["statement"], memory_type=data["memory_type"], namespace=data["namespace"],
-                source_kind=data["source"], key=data["key"], confidence=data["confidence"],
-                importance=data["importance"], sensitivity=data["sensitivity"],
-                valid_from=data.get("valid_from"), expires_at=data.get("expires_at"), metadata=data["metadata"],
-            )
-            result = memory_write(tenant=request.tenant, subject_ref=subject, draft=draft, actor=self.actor(request))
-            memory = memory_get(tenant=request.tenant, subject_ref=subject, memory_id=result.memory.public_id)
-            return status.HTTP_201_CREATED, memory_json(memory)
-
-        return idempotent(request, perform)
+        return idempotent(request, lambda: (status.HTTP_201_CREATED, memory_create(request, subject, data)))
 
     @extend_schema(operation_id="memory_list", parameters=[MemoryListIn], responses={200: MemoryPageOut, **errors(403)})
     def get(self, request, subject):
         params = self.validated(MemoryListIn, request.query_params)
-        limit = params["limit"]
-        memories = memory_list(
-            tenant=request.tenant, subject_ref=subject, status=params.get("status"),
-            memory_type=params.get("memory_type"), namespace=params.get("namespace"), q=params.get("q"),
-        )
-        if params.get("cursor"):
-            recorded_at, pk = cursor_decode(params["cursor"])
-            memories = memories.filter(Q(recorded_at__lt=recorded_at) | Q(recorded_at=recorded_at, id__lt=pk))
-        page = list(memories[: limit + 1])
-        next_cursor = cursor_encode(page[limit - 1]) if len(page) > limit else None
-        page = page[:limit]
-        read_audit_record(
-            tenant=request.tenant, actor=self.actor(request), subject_ref=subject, operation="list",
-            memory_ids=[m.pk for m in page], query=params.get("q"),
-        )
-        return Response({"results": [memory_json(m) for m in page], "next_cursor": next_cursor})
+        return Response(memory_page(request, subject, params))
 
 
 class MemoryView(ApiView):
@@ -92,34 +130,14 @@ class MemoryView(ApiView):
                    responses={200: MemoryOut, **errors(403, 404, 409, 422)})
     def patch(self, request, subject, memory_id):
         changes = dict(self.validated(MemoryCorrectionIn, request.data))
-
-        def perform():
-            memory = memory_get(tenant=request.tenant, subject_ref=subject, memory_id=memory_id)
-            source_kind = changes.pop("source", "user_explicit")
-            new = memory_correct(tenant=request.tenant, memory=memory, actor=self.actor(request),
-                                 source_kind=source_kind, **changes)
-            new = memory_get(tenant=request.tenant, subject_ref=subject, memory_id=new.public_id)
-            return status.HTTP_200_OK, memory_json(new)
-
-        return idempotent(request, perform)
+        return idempotent(request, lambda: (status.HTTP_200_OK, memory_correction(request, subject, memory_id, changes)))
 
     @extend_schema(operation_id="memory_forget", request=None, responses={202: JobRefOut, **errors(403, 404)})
     def delete(self, request, subject, memory_id):
-        memory = memory_get(tenant=request.tenant, subject_ref=subject, memory_id=memory_id)
-        job = memory_forget(tenant=request.tenant, memory=memory, actor=self.actor(request))
-        return Response({"job": job.public_id}, status=status.HTTP_202_ACCEPTED)
+        return Response(memory_forgetting(request, subject, memory_id), status=status.HTTP_202_ACCEPTED)
 
 
 class MemoryHistoryView(ApiView):
     @extend_schema(operation_id="memory_history", responses={200: HistoryOut, **errors(403, 404)})
     def get(self, request, subject, memory_id):
-        history = memory_history(tenant=request.tenant, subject_ref=subject, memory_id=memory_id)
-        read_audit_record(
-            tenant=request.tenant, actor=self.actor(request), subject_ref=subject, operation="history",
-            memory_ids=[m.pk for m in history["versions"] + history["derived"]],
-        )
-        return Response({
-            "versions": [memory_json(m) for m in history["versions"]],
-            "sources": [event_json(e) for e in history["sources"]],
-            "derived": [memory_json(m) for m in history["derived"]],
-        })
+        return Response(memory_history_answer(request, subject, memory_id))

@@ -1,0 +1,3 @@
+from memory_mcp.stdio import main
+
+main()

@@ -40,3 +40,23 @@ def new_key(tenant, subject_ref: str = "") -> str:
 
     _, raw = api_key_create(tenant=tenant, subject_ref=subject_ref, name="mem0-door", actor=ADMIN)
     return raw
+
+
+@pytest.fixture
+def jobs_settle(transactional_db, server):
+    """Waits, after the test, for the worker to finish the jobs the test queued (a client's
+    delete_users does not hand back its job): the table flush must not race them. Set up after
+    the database fixture, so torn down before its flush."""
+    yield
+    from memoryapp.models import Job, Tenant
+    from tests.conftest import as_tenant
+    from tests.workers.conftest import wait_for
+
+    def idle():
+        for tenant in list(Tenant.objects.all()):
+            with as_tenant(tenant):
+                if Job.objects.filter(tenant=tenant, status__in=["queued", "running"]).exists():
+                    return False
+        return True
+
+    wait_for(idle, timeout=120, message="the worker to finish the test's jobs")

@@ -14,7 +14,7 @@ from tests.conftest import as_tenant
 from tests.doors.conftest import new_key
 from tests.workers.conftest import wait_for
 
-pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("jobs_settle")]
 
 
 def job_status(base, key, job_id) -> dict:

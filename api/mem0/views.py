@@ -70,6 +70,13 @@ def _with_notes(body: dict, notes: list[str]) -> dict:
     return body
 
 
+def _own_metadata(metadata: dict) -> dict:
+    if LABELS_KEY in metadata:
+        raise ApplicationError("invalid_request", f"metadata.{LABELS_KEY} is reserved for the mem0 ids kept beside "
+                               "the subject (agent_id, run_id, app_id).", {"metadata": LABELS_KEY})
+    return metadata
+
+
 def _scope_from(data: dict) -> Scope:
     """mem0 ids may come at the top level (add, delete_all) or inside `filters`."""
     scope = Scope()
@@ -99,7 +106,7 @@ class AddView(Mem0View):
         scope = _scope_from(data)
         data = self.validated(AddIn, data)
         subject = scope_subject(request, scope)
-        metadata = {**data["metadata"], LABELS_KEY: scope.labels}
+        metadata = {**_own_metadata(data["metadata"]), LABELS_KEY: scope.labels}
         if data["infer"]:
             return self._infer(request, subject, scope, data, metadata, notes)
         return self._write(request, subject, data, metadata, notes)
@@ -286,7 +293,7 @@ class MemoryView(Mem0View):
         memory = self._current(request, memory_id)
         events = _events_for(request.tenant, [memory])
         labels, metadata = labels_and_metadata(memory, events)
-        changes = {"metadata": {**data.get("metadata", metadata), LABELS_KEY: labels}}
+        changes = {"metadata": {**_own_metadata(data.get("metadata", metadata)), LABELS_KEY: labels}}
         if "timestamp" in data:
             changes["valid_from"] = data["timestamp"]
         if "expiration_date" in data:

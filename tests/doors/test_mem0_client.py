@@ -162,6 +162,8 @@ def test_bad_input_gets_a_clear_400_with_detail_and_nothing_is_written(server, k
         {"messages": [{"role": "user", "content": "hi"}], "user_id": "alice", "surprise": 1},
         {"messages": [{"role": "user", "content": "hi"}], "user_id": "a/b"},
         {"messages": [{"role": "user", "content": "hi"}], "user_id": "alice", "timestamp": "yesterday"},
+        {"messages": [{"role": "user", "content": "hi"}], "user_id": "alice", "metadata": {"mem0": "mine"}},
+        {"messages": [{"role": "user", "content": "hi"}], "user_id": "alice", "metadata": "not an object"},
     ]
     for body in cases:
         response = httpx.post(f"{server}/v3/memories/add/", json=body, headers=headers, timeout=30)

@@ -6,6 +6,8 @@ from api.errors import error_json_response
 urlpatterns = [
     path("", include("console.urls")),
     path("", include("api.urls")),
+    # mem0 Platform compatibility (/v1/ping/, /v3/memories/…): what an unchanged mem0 client calls.
+    path("", include("api.mem0.urls")),
 ]
 
 

@@ -595,6 +595,43 @@ def memory_forget(*, tenant: Tenant, memory: Memory, actor: Actor) -> Job:
 
 
 @transaction.atomic
+def memories_forget(*, tenant: Tenant, subject: Subject, memories: list[Memory], actor: Actor) -> Job:
+    """Forget several memories of one subject with one deletion job (one receipt): the union of
+    their forget plans (memory_forget_plan), marked first like memory_forget. A memory one plan
+    keeps and another forgets is forgotten. With no memories the job still runs and its receipt
+    says nothing was removed."""
+    tenant_activate(tenant=tenant)
+    lock_subject(tenant=tenant, subject_id=subject.pk)
+    doomed: dict = {}
+    event_ids: set = set()
+    kept: dict = {}
+    for memory in memories:
+        if memory.pk in doomed:
+            continue  # already taken by an earlier plan (a version, an episode or a derived memory)
+        plan = memory_forget_plan(memory=memory)
+        doomed.update((m.pk, m) for m in plan.memories)
+        event_ids.update(plan.event_ids)
+        kept.update((m.pk, m) for m in plan.kept)
+    kept = {pk: m for pk, m in kept.items() if pk not in doomed}
+    Memory.objects.filter(tenant=tenant, pk__in=list(doomed)).update(erasing=True)
+    Event.objects.filter(tenant=tenant, pk__in=list(event_ids)).update(erasing=True)
+    export_files_withdraw(tenant=tenant, subject_id=subject.pk)
+    job = job_create(
+        tenant=tenant, kind=Job.Kind.DELETION, subject_ref=subject.external_id,
+        params={"scope": "memory", "memory_ids": [str(i) for i in doomed],
+                "event_ids": [str(i) for i in event_ids], "kept_memory_ids": [str(i) for i in kept]},
+        total=len(doomed) + len(event_ids), actor=str(actor),
+    )
+    audit_record(
+        tenant=tenant, actor=actor, action="memories_forget_requested", subject_ref=subject.external_id,
+        target=job.public_id,
+        details={"requested": len(memories), "memories": len(doomed), "events": len(event_ids), "kept": len(kept),
+                 "memory_ids": [m.public_id for m in doomed.values()][:1000]},
+    )
+    return job
+
+
+@transaction.atomic
 def subject_erase_request(*, tenant: Tenant, subject_ref: str, actor: Actor) -> Job:
     """Erase a subject and everything about it: marked now, deleted in batches by a job.
 

@@ -99,6 +99,29 @@ def test_a_later_statement_that_the_fact_changed_answers_first(tenant_a, actor, 
     # The older statement stays findable right after it, marked as answered by the newer one.
     assert any(h.memory.source_event.content == old and "answered_later_by" in h.details for h in hits)
     assert all("answered_later_by" not in h.details for h in with_history)
+    # Between the two statements, the older one was the answer.
+    with as_tenant(tenant_a):
+        then = memory_search(tenant=tenant_a, subject_ref="alice", query=query, k=5, record_access=False,
+                             as_of=T0 + timedelta(days=20 * 13 - 1))
+    assert then[0].memory.source_event.content == old
+    assert all(h.memory.source_event.content != new for h in then)
+
+
+@pytest.mark.django_db
+def test_an_explicit_write_without_a_key_that_changes_a_preference_answers_first(tenant_a, actor):
+    from memoryapp.services.memories import MemoryDraft, memory_write
+
+    statements = [(FILLER[i], T0 + timedelta(days=i)) for i in range(12)]
+    statements += [("I prefer coffee in the morning.", T0 + timedelta(days=20)),
+                   ("These days I prefer green tea in the morning instead.", T0 + timedelta(days=60))]
+    for text, when in statements:  # what a client that never sends a key writes (mem0's, MCP's)
+        memory_write(tenant=tenant_a, subject_ref="alice", actor=actor,
+                     draft=MemoryDraft(statement=text, valid_from=when))
+    with as_tenant(tenant_a):
+        hits = memory_search(tenant=tenant_a, subject_ref="alice", query="What does the user drink in the morning?",
+                             k=3, record_access=False)
+    assert "green tea" in hits[0].memory.statement, [(h.memory.statement, h.details) for h in hits]
+    assert any("coffee" in h.memory.statement for h in hits)  # history stays findable
 
 
 @pytest.mark.django_db

@@ -214,3 +214,9 @@ def test_langmem_memory_tools_run_on_the_store(live_service, keys):
     assert manage.invoke({"action": "delete", "id": memory_id}) == f"Deleted memory {memory_id}"
     assert json.loads(search.invoke({"query": "Which seat does Alice like?"})) == []
     assert store.get(("alice", "langmem"), memory_id) is None
+
+    # A namespace template: the subject comes from the run's config.
+    templated = create_manage_memory_tool(namespace=("{langgraph_user_id}", "langmem"), store=store)
+    created = templated.invoke({"content": "Bob takes his coffee black.", "action": "create"},
+                               config={"configurable": {"langgraph_user_id": "bob"}})
+    assert store.get(("bob", "langmem"), created.rsplit(" ", 1)[-1]).value == {"content": "Bob takes his coffee black."}

@@ -49,6 +49,27 @@ class LosesAnswers(httpx.BaseTransport):
         self.inner.close()
 
 
+class AsyncLosesAnswers(httpx.AsyncBaseTransport):
+    """LosesAnswers for the async client."""
+
+    def __init__(self, method: str, suffix: str):
+        self.inner = httpx.AsyncHTTPTransport()
+        self.method, self.suffix, self.left = method, suffix, 1
+        self.seen: list[tuple[httpx.Request, httpx.Response]] = []
+
+    async def handle_async_request(self, request):
+        response = await self.inner.handle_async_request(request)
+        await response.aread()
+        self.seen.append((request, response))
+        if self.left and request.method == self.method and request.url.path.endswith(self.suffix):
+            self.left -= 1
+            raise httpx.ReadError("connection reset after the request was sent", request=request)
+        return response
+
+    async def aclose(self):
+        await self.inner.aclose()
+
+
 def client(base_url, key, **kwargs):
     return MemoryClient(base_url, key, backoff=0.01, **kwargs)
 
@@ -95,7 +116,7 @@ def test_every_operation_of_the_contract_works_through_the_sync_client(live_serv
 
         export = memory.wait_for_job(memory.request_export("alice")["job"])
         assert export["status"] == "succeeded"
-        document = memory.download_export(export["result"]["download"].rstrip("/").split("/")[-1])
+        document = memory.download_export(export["result"]["download"])
         assert isinstance(document, dict) and "memories" in document
 
         link = memory.console_link("alice")
@@ -223,6 +244,23 @@ def test_the_async_client_covers_the_same_operations(live_service, keys):
     assert [v["id"] for v in history["versions"]] == [written["id"], corrected["id"]]
     assert "Irish" in context["context"] and namespaces == ["learning"]
     assert gone and finished["status"] == "succeeded" and forbidden == "subject_forbidden"
+
+
+def test_the_async_client_retries_a_lost_write_under_the_same_key(live_service, keys):
+    transport = AsyncLosesAnswers("POST", "/memories")
+
+    async def scenario():
+        async with (httpx.AsyncClient(transport=transport) as http,
+                    AsyncMemoryClient(live_service, keys["a"], backoff=0.01, http_client=http) as memory):
+            written = await memory.write_memory("alice", "I collect stamps.")
+            listed = await memory.list_memories("alice")
+        return written, listed
+
+    written, listed = asyncio.run(scenario())
+    posts = [(req, resp) for req, resp in transport.seen if req.method == "POST"]
+    assert len(posts) == 2 and posts[0][0].headers["Idempotency-Key"] == posts[1][0].headers["Idempotency-Key"]
+    assert posts[1][1].headers.get("Idempotent-Replayed") == "true"
+    assert [m["id"] for m in listed["results"]] == [written["id"]]
 
 
 def test_another_tenants_key_sees_nothing_and_a_bound_key_only_its_subject(live_service, keys):

@@ -124,7 +124,9 @@ def export_request(subject: str) -> Call:
     return Call("POST", subject_path(subject, "/exports"), body={}, retry="unsent")
 
 
-def export_download(export_id: str) -> Call:
+def export_download(export: str) -> Call:
+    """`export`: the export's id, or the finished job's `result["download"]` (its path)."""
+    export_id = export.rstrip("/").rsplit("/", 1)[-1]
     return Call("GET", f"/api/v1/exports/{_seg(export_id)}")
 
 

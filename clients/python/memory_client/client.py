@@ -244,9 +244,10 @@ class MemoryClient(_Base):
         """Start an export; the succeeded job's `result["download"]` names the export."""
         return cast(JobRef, self._run(calls.export_request(subject)))
 
-    def download_export(self, export_id: str) -> dict[str, Any]:
-        """The export document (events, memories with history and lineage, audit), parsed."""
-        return cast(dict, self._run(calls.export_download(export_id)))
+    def download_export(self, export: str) -> dict[str, Any]:
+        """The export document (events, memories with history and lineage, audit), parsed.
+        `export`: its id, or the finished export job's `result["download"]`."""
+        return cast(dict, self._run(calls.export_download(export)))
 
     def console_link(self, subject: str) -> ConsoleLink:
         """A single-use sign-in link to the console as that subject's user."""
@@ -407,8 +408,8 @@ class AsyncMemoryClient(_Base):
     async def request_export(self, subject: str) -> JobRef:
         return cast(JobRef, await self._run(calls.export_request(subject)))
 
-    async def download_export(self, export_id: str) -> dict[str, Any]:
-        return cast(dict, await self._run(calls.export_download(export_id)))
+    async def download_export(self, export: str) -> dict[str, Any]:
+        return cast(dict, await self._run(calls.export_download(export)))
 
     async def console_link(self, subject: str) -> ConsoleLink:
         return cast(ConsoleLink, await self._run(calls.console_link(subject)))

@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test install migrate stop clean-data bench
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	# torch first and pinned exactly: this version is the CPU wheel; a looser pin pulls CUDA.
@@ -17,6 +17,8 @@ $(STAMP): requirements.txt pyproject.toml
 	# This checkout, editable and without dependencies: puts the MCP stdio server on the PATH
 	# as .venv/bin/memory-mcp (pyproject.toml's [project.scripts]).
 	$(PIP) install --quiet --no-deps -e .
+	# Our Python client (import memory_client; its LangGraph store), editable: clients/python.
+	$(PIP) install --quiet --no-deps -e clients/python
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -75,6 +75,17 @@ class MemoryPageOut(serializers.Serializer):
     next_cursor = serializers.CharField(allow_null=True)
 
 
+class NamespaceOut(serializers.Serializer):
+    namespace = serializers.CharField(help_text='"" is the top level.')
+    memories = serializers.IntegerField(help_text="How many active memories it holds itself.")
+    last_recorded_at = serializers.DateTimeField()
+
+
+class NamespacePageOut(serializers.Serializer):
+    namespaces = NamespaceOut(many=True)
+    next_cursor = serializers.CharField(allow_null=True)
+
+
 class EventSourceOut(serializers.Serializer):
     kind = serializers.ChoiceField(choices=SourceKind.choices)
 

@@ -191,6 +191,16 @@ class MemoryIn(StrictSerializer):
     sensitivity = serializers.ChoiceField(choices=Memory.Sensitivity.choices, default=Memory.Sensitivity.PERSONAL)
     expires_at = TimeField(required=False, allow_null=True)
     metadata = MetadataField(required=False, default=dict)
+    exact_key = serializers.BooleanField(
+        default=False,
+        help_text="Extension, with `key`: the write is exactly this key's value (a key-value store's put). An "
+                  "identical statement is reinforced only under the same key with the same metadata; otherwise "
+                  "the write is a new version that supersedes the key's current value.")
+
+    def validate(self, attrs):
+        if attrs["exact_key"] and not attrs["key"]:
+            raise serializers.ValidationError({"exact_key": ["Needs a key."]})
+        return attrs
 
 
 class MemoryCorrectionIn(StrictSerializer):
@@ -211,6 +221,18 @@ class MemoryCorrectionIn(StrictSerializer):
         return attrs
 
 
+class JsonObjectParam(StrictCharField):
+    """A query parameter that holds a JSON object (e.g. `metadata={"topic": "food"}`)."""
+
+    def to_internal_value(self, data):
+        raw = super().to_internal_value(data)
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            raise serializers.ValidationError("Must be a JSON object.") from None
+        return MetadataField().run_validation(value)
+
+
 class MemoryListIn(StrictSerializer):
     status = serializers.ChoiceField(choices=Memory.Status.choices, required=False)
     memory_type = serializers.ChoiceField(choices=Memory.Type.choices, required=False)
@@ -218,6 +240,23 @@ class MemoryListIn(StrictSerializer):
     q = text(500, required=False, allow_blank=True)
     cursor = text(200, required=False)
     limit = serializers.IntegerField(min_value=1, max_value=500, default=50)
+    # Extensions (the LangGraph store's reads): an exact key, an exact namespace, metadata.
+    key = text(MAX_ID, required=False, help_text="Extension: only memories with exactly this key.")
+    namespace_match = serializers.ChoiceField(
+        choices=["prefix", "exact"], default="prefix",
+        help_text="Extension: `prefix` (default) matches the namespace and everything below it; `exact` only "
+                  "the namespace itself (with `namespace` absent or empty: the top level).")
+    metadata = JsonObjectParam(
+        max_length=MAX_METADATA_BYTES, required=False,
+        help_text='Extension: a JSON object the memory\'s metadata must contain (JSON containment: '
+                  '`{"topic": "food"}` matches metadata with topic "food"; nested objects match by their own '
+                  'keys; a list matches a list holding those items).')
+
+
+class NamespacesIn(StrictSerializer):
+    prefix = NamespaceField(required=False)
+    cursor = text(MAX_NAMESPACE, required=False, allow_blank=True)
+    limit = serializers.IntegerField(min_value=1, max_value=1000, default=500)
 
 
 class SearchIn(StrictSerializer):

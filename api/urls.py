@@ -17,6 +17,7 @@ urlpatterns = [
     path(f"{S}/memories", memories.MemoriesView.as_view(), name="memories"),
     path(M, memories.MemoryView.as_view(), name="memory"),
     path(f"{M}/history", memories.MemoryHistoryView.as_view(), name="memory-history"),
+    path(f"{S}/namespaces", memories.NamespacesView.as_view(), name="namespaces"),  # extension
     path(f"{S}/search", search.SearchView.as_view(), name="search"),
     path(f"{S}/context", search.ContextView.as_view(), name="context"),
     path(S, subjects.SubjectView.as_view(), name="subject"),

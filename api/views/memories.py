@@ -10,12 +10,12 @@ from rest_framework.response import Response
 from api.authentication import api_key_actor
 from api.idempotency import idempotent
 from api.representations import event_json, memory_json
-from api.schemas import IDEMPOTENCY_KEY, HistoryOut, JobRefOut, MemoryOut, MemoryPageOut, errors
-from api.serializers import MemoryCorrectionIn, MemoryIn, MemoryListIn
+from api.schemas import IDEMPOTENCY_KEY, HistoryOut, JobRefOut, MemoryOut, MemoryPageOut, NamespacePageOut, errors
+from api.serializers import MemoryCorrectionIn, MemoryIn, MemoryListIn, NamespacesIn
 from api.views.base import ApiView
 from memoryapp.errors import ApplicationError
 from memoryapp.timebounds import MAX_TIME, MIN_TIME, utc_offset_problem
-from memoryapp.selectors.memories import memory_get, memory_history, memory_list
+from memoryapp.selectors.memories import memory_get, memory_history, memory_list, memory_namespaces
 from memoryapp.services.memories import MemoryDraft, memory_correct, memory_forget, memory_write
 from memoryapp.services.reads import read_audit_record
 
@@ -48,8 +48,8 @@ def cursor_decode(cursor: str) -> tuple[datetime, str]:
 def memory_create(request, subject: str, data: dict) -> dict:
     draft = MemoryDraft(
         statement=data["statement"], memory_type=data["memory_type"], namespace=data["namespace"],
-        source_kind=data["source"], key=data["key"], confidence=data["confidence"],
-        importance=data["importance"], sensitivity=data["sensitivity"],
+        source_kind=data["source"], key=data["key"], exact_key=data.get("exact_key", False),
+        confidence=data["confidence"], importance=data["importance"], sensitivity=data["sensitivity"],
         valid_from=data.get("valid_from"), expires_at=data.get("expires_at"), metadata=data["metadata"],
     )
     result = memory_write(tenant=request.tenant, subject_ref=subject, draft=draft, actor=api_key_actor(request.api_key))
@@ -62,6 +62,8 @@ def memory_page(request, subject: str, params: dict) -> dict:
     memories = memory_list(
         tenant=request.tenant, subject_ref=subject, status=params.get("status"),
         memory_type=params.get("memory_type"), namespace=params.get("namespace"), q=params.get("q"),
+        namespace_exact=params.get("namespace_match") == "exact", key=params.get("key"),
+        metadata=params.get("metadata"),
     )
     if params.get("cursor"):
         recorded_at, pk = cursor_decode(params["cursor"])
@@ -141,3 +143,22 @@ class MemoryHistoryView(ApiView):
     @extend_schema(operation_id="memory_history", responses={200: HistoryOut, **errors(403, 404)})
     def get(self, request, subject, memory_id):
         return Response(memory_history_answer(request, subject, memory_id))
+
+
+class NamespacesView(ApiView):
+    """Extension: the namespaces of a subject's current memories (what the LangGraph store's
+    list_namespaces reads). Names and counts only, no memory content."""
+
+    @extend_schema(operation_id="namespace_list", parameters=[NamespacesIn],
+                   responses={200: NamespacePageOut, **errors(403)})
+    def get(self, request, subject):
+        params = self.validated(NamespacesIn, request.query_params)
+        limit = params["limit"]
+        rows = memory_namespaces(tenant=request.tenant, subject_ref=subject, prefix=params.get("prefix"),
+                                 after=params.get("cursor"), limit=limit + 1)
+        next_cursor = rows[limit - 1]["namespace"] if len(rows) > limit else None
+        return Response({
+            "namespaces": [{"namespace": r["namespace"], "memories": r["memories"],
+                            "last_recorded_at": r["last_recorded_at"].isoformat()} for r in rows[:limit]],
+            "next_cursor": next_cursor,
+        })

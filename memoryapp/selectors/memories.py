@@ -2,7 +2,7 @@
 of the row-level security the database applies anyway."""
 import uuid
 
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Count, Max, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from memoryapp.errors import NotFound
@@ -86,20 +86,44 @@ def memory_get(*, tenant: Tenant, subject_ref: str, memory_id: str) -> Memory:
 def memory_list(
     *, tenant: Tenant, subject_ref: str, status: str | None = None, memory_type: str | None = None,
     namespace: str | None = None, q: str | None = None, source_kind: str | None = None,
+    namespace_exact: bool = False, key: str | None = None, metadata: dict | None = None,
 ) -> QuerySet[Memory]:
-    """Newest first. `namespace` matches the namespace and everything below it."""
+    """Newest first. `namespace` matches the namespace and everything below it, or with
+    `namespace_exact` only itself (an empty or absent one: the top level). `metadata` is JSON
+    containment (jsonb @>)."""
     qs = memory_queryset(tenant=tenant).filter(subject__external_id=subject_ref, subject__status="active")
     if status:
         qs = qs.filter(status=status)
     if memory_type:
         qs = qs.filter(memory_type=memory_type)
-    if namespace:
+    if namespace_exact:
+        qs = qs.filter(namespace=(namespace or "").strip("/"))
+    elif namespace:
         qs = qs.filter(Q(namespace=namespace) | Q(namespace__startswith=namespace.rstrip("/") + "/"))
+    if key is not None:
+        qs = qs.filter(key=key)
+    if metadata:
+        qs = qs.filter(metadata__contains=metadata)
     if source_kind:
         qs = qs.filter(source_kind=source_kind)
     if q:
         qs = qs.filter(statement__icontains=q)
     return qs.order_by("-recorded_at", "-id")
+
+
+def memory_namespaces(
+    *, tenant: Tenant, subject_ref: str, prefix: str | None = None, after: str | None = None, limit: int = 500,
+) -> list[dict]:
+    """The namespaces that hold the subject's active memories, in order, each with its count:
+    `prefix` keeps a namespace and everything below it; `after` starts past that namespace."""
+    qs = memory_list(tenant=tenant, subject_ref=subject_ref, status=Memory.Status.ACTIVE, namespace=prefix)
+    if after is not None:
+        qs = qs.filter(namespace__gt=after)
+    rows = (
+        qs.order_by().values("namespace").annotate(memories=Count("id"), last_recorded_at=Max("recorded_at"))
+        .order_by("namespace")[:limit]
+    )
+    return list(rows)
 
 
 def memory_versions(*, memory: Memory) -> list[Memory]:

@@ -74,6 +74,10 @@ class MemoryDraft:
     status_reason: str = ""
     # A proposal (a procedure waiting for approval): the current memory it would replace.
     proposal_for: Memory | None = None
+    # The draft is exactly the value of `key` (a key-value client such as the LangGraph store):
+    # it reinforces an identical memory only under the same key with the same metadata, so two
+    # keys holding the same text, or a changed metadata under one key, stay distinct values.
+    exact_key: bool = False
 
 
 @dataclass
@@ -228,6 +232,8 @@ def memory_write(
       otherwise higher authority wins); otherwise both stay and are flagged as a conflict. A
       late-arriving older value becomes history and never replaces a newer one. `supersede`
       names further memories to retire explicitly.
+    - With `draft.exact_key`, the identical statement is reinforced only under the same key with
+      the same metadata (a key-value store's put).
     """
     policy_check(tenant=tenant, subject_ref=subject_ref, draft=draft, actor=actor)
     if embedding is None:
@@ -282,7 +288,14 @@ def _write(*, tenant, subject, subject_ref, draft, actor, embedding, supersede, 
     (the database, or a batch's prefetched view of it) and `record` appends audit entries."""
     valid_from = draft.valid_from or timezone.now()
 
-    same = lookup.same(tenant=tenant, subject=subject, namespace=draft.namespace, digest=content_hash(draft.statement))
+    digest = content_hash(draft.statement)
+    if draft.exact_key and draft.key:
+        # Only the key's own current value, if it is this very one, is reinforced: equal text under
+        # another key is another value, and changed metadata under this key a new version.
+        same = next((r for r in lookup.rivals(tenant=tenant, subject=subject, namespace=draft.namespace, key=draft.key)
+                     if r.content_hash == digest and r.metadata == draft.metadata), None)
+    else:
+        same = lookup.same(tenant=tenant, subject=subject, namespace=draft.namespace, digest=digest)
     if same is not None:
         added = _link_evidence(tenant=tenant, memory=same, events=[draft.source_event, *draft.evidence])
         grown = max(added, 1 if not draft.source_event else added)

@@ -17,6 +17,7 @@ CONTRACT_PATHS = {
     "/api/v1/subjects/{subject}/context", "/api/v1/subjects/{subject}", "/api/v1/subjects/{subject}/exports",
     "/api/v1/subjects/{subject}/console-link", "/api/v1/exports/{export_id}",
     "/api/v1/key",  # extension: the calling key itself (whether it is bound to a subject)
+    "/api/v1/subjects/{subject}/namespaces",  # extension: the LangGraph store's list_namespaces
 }
 
 

@@ -1,6 +1,6 @@
 """A LangGraph `BaseStore` on the memory service: `MemoryStore(base_url=…, api_key=…)`.
 
-Mapping (docs/integrations_langgraph.md says the same for users):
+Mapping (docs/integrations.md says the same for users):
 - Namespace tuple → (subject, namespace). The label at `subject_index` (default 0) is the subject;
   the other labels, in order, are our slash-separated namespace. With `subject="…"` fixed, the
   whole tuple is the namespace. A label that is not already a namespace segment

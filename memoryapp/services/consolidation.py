@@ -123,6 +123,21 @@ def near_duplicate_groups(vectors: np.ndarray, threshold: float = MERGE_THRESHOL
     return [sorted(g) for g in groups.values() if len(g) > 1]
 
 
+def _same_attribute(members) -> list[list[Memory]]:
+    """A group of near-duplicates, split so that memories filed under different keys are never
+    merged: each key is its own attribute (a key-value client such as the LangGraph store may
+    hold the same text under two keys, and merging would take one of them away). Unkeyed
+    memories join the one key of the group, or stay among themselves when there are several."""
+    members = list(members)
+    keys = {m.key for m in members if m.key}
+    if len(keys) <= 1:
+        return [members]
+    by_key = defaultdict(list)
+    for m in members:
+        by_key[m.key].append(m)
+    return [part for part in by_key.values() if len(part) > 1]
+
+
 def _best(members: list[Memory]) -> Memory:
     return max(members, key=lambda m: (source_authority(m.source_kind), m.confidence, m.valid_from, m.recorded_at))
 
@@ -158,9 +173,10 @@ def consolidation_merge(*, tenant: Tenant, subject: Subject) -> dict:
             vectors = np.array([np.asarray(m.embedding, dtype=np.float32) for m in candidates])
             vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
             for group in near_duplicate_groups(vectors):
-                _merge(tenant=tenant, subject=subject, members=[candidates[i] for i in group])
-                groups_merged += 1
-                sources_merged += len(group)
+                for members in _same_attribute(candidates[i] for i in group):
+                    _merge(tenant=tenant, subject=subject, members=members)
+                    groups_merged += 1
+                    sources_merged += len(members)
     return {"merged_groups": groups_merged, "merged_sources": sources_merged}
 
 

@@ -189,3 +189,14 @@ def test_sweep_queues_one_job_per_active_subject_and_none_twice(tenant_a, tenant
     assert consolidation_sweep() == 0  # the queued ones are still waiting
     with as_tenant(tenant_a):
         assert set(Job.objects.filter(kind="consolidation").values_list("subject_ref", flat=True)) == {"alice", "bob"}
+
+
+def test_near_duplicates_filed_under_different_keys_are_not_merged(tenant_a, actor):
+    # A key-value client (the LangGraph store) may hold the same text under two keys: merging
+    # them would take one key's item away.
+    write(tenant_a, "alice", "My favourite colour is green.", actor, key="store:a")
+    write(tenant_a, "alice", "My favorite color is green.", actor, key="store:b")
+    assert consolidate(tenant_a, "alice", actor).result["merged_groups"] == 0
+    with as_tenant(tenant_a):
+        active = Memory.objects.filter(subject__external_id="alice", status="active")
+        assert sorted(active.values_list("key", flat=True)) == ["store:a", "store:b"]

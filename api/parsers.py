@@ -1,6 +1,7 @@
 """JSON bodies, bounded: size, nesting depth, and text PostgreSQL can store (no NUL, no lone
 surrogates), checked once here so no field can carry such input to the database."""
 import json
+import math
 
 from django.conf import settings
 from rest_framework import status
@@ -20,23 +21,43 @@ def _reject_constant(name):
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _check(value, depth: int = 0) -> None:
+def json_problem(value, depth: int = 0) -> str | None:
+    """What in a decoded JSON value PostgreSQL cannot store or compare, in words (None: nothing):
+    NUL characters, lone surrogates, numbers beyond a double (1e999 decodes to infinity), nesting
+    beyond MAX_DEPTH. Also for JSON that arrives in a query string or through another door."""
     if depth > MAX_DEPTH:
-        raise ParseError(f"JSON nested deeper than {MAX_DEPTH} levels.")
+        return f"JSON nested deeper than {MAX_DEPTH} levels."
     if isinstance(value, str):
         if "\x00" in value:
-            raise ParseError("Text may not contain NUL characters.")
+            return "Text may not contain NUL characters."
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            raise ParseError("Text contains an invalid unicode escape (a lone surrogate).") from None
+            return "Text contains an invalid unicode escape (a lone surrogate)."
+    elif isinstance(value, float) and not math.isfinite(value):
+        return "Numbers must be finite."
     elif isinstance(value, dict):
         for key, item in value.items():
-            _check(key, depth + 1)
-            _check(item, depth + 1)
+            problem = json_problem(key, depth + 1) or json_problem(item, depth + 1)
+            if problem:
+                return problem
     elif isinstance(value, list):
         for item in value:
-            _check(item, depth + 1)
+            problem = json_problem(item, depth + 1)
+            if problem:
+                return problem
+    return None
+
+
+def json_loads_strict(raw: str):
+    """json.loads without NaN or Infinity (not JSON, and PostgreSQL's jsonb refuses them)."""
+    return json.loads(raw, parse_constant=_reject_constant)
+
+
+def _check(value) -> None:
+    problem = json_problem(value)
+    if problem:
+        raise ParseError(problem)
 
 
 def body_limit() -> int:
@@ -50,7 +71,7 @@ class BoundedJSONParser(JSONParser):
         if len(raw) > limit:
             raise PayloadTooLarge(f"The request body is larger than {limit} bytes.")
         try:
-            data = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+            data = json_loads_strict(raw.decode("utf-8"))
         except RecursionError:
             raise ParseError(f"JSON nested deeper than {MAX_DEPTH} levels.") from None
         except (ValueError, UnicodeDecodeError) as exc:

@@ -6,6 +6,7 @@ import unicodedata
 from collections.abc import Mapping
 from rest_framework import serializers
 
+from api.parsers import json_loads_strict, json_problem
 from memoryapp.models import Event, Memory, SourceKind
 from memoryapp.timebounds import MAX_TIME, MIN_TIME, utc_offset_problem
 
@@ -95,6 +96,9 @@ class MetadataField(serializers.JSONField):
             raise serializers.ValidationError("Must be a JSON object.")
         if _depth(data) > MAX_METADATA_DEPTH:
             raise serializers.ValidationError(f"Nested deeper than {MAX_METADATA_DEPTH} levels.")
+        problem = json_problem(data)  # checked by the body parser too, but not every door has one
+        if problem:
+            raise serializers.ValidationError(problem)
         if len(json.dumps(data, ensure_ascii=False).encode()) > MAX_METADATA_BYTES:
             raise serializers.ValidationError(f"Larger than {MAX_METADATA_BYTES} bytes.")
         return data
@@ -227,7 +231,7 @@ class JsonObjectParam(StrictCharField):
     def to_internal_value(self, data):
         raw = super().to_internal_value(data)
         try:
-            value = json.loads(raw)
+            value = json_loads_strict(raw)
         except ValueError:
             raise serializers.ValidationError("Must be a JSON object.") from None
         return MetadataField().run_validation(value)

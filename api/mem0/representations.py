@@ -16,11 +16,16 @@ def labels_and_metadata(memory: Memory, events: dict) -> tuple[dict, dict]:
     this door (infer=false, or an update), else on the event it was drawn from (infer=true)."""
     own = memory.metadata if isinstance(memory.metadata, dict) else {}
     if LABELS_KEY in own:
-        return own.get(LABELS_KEY) or {}, {k: v for k, v in own.items() if k != LABELS_KEY}
+        return _labels(own.get(LABELS_KEY)), {k: v for k, v in own.items() if k != LABELS_KEY}
     event_md = events.get(memory.source_event_id) if memory.source_event_id else None
     if isinstance(event_md, dict) and LABELS_KEY in event_md:
-        return event_md.get(LABELS_KEY) or {}, {k: v for k, v in event_md.items() if k != LABELS_KEY}
+        return _labels(event_md.get(LABELS_KEY)), {k: v for k, v in event_md.items() if k != LABELS_KEY}
     return {}, own
+
+
+def _labels(value) -> dict:
+    # Written through another door (v1, MCP), metadata["mem0"] may be anything.
+    return value if isinstance(value, dict) else {}
 
 
 def entity_ids(subject_ref: str, labels: dict) -> dict:

@@ -12,6 +12,7 @@
 """
 from dataclasses import dataclass, field
 
+from api.parsers import json_problem
 from api.views.base import SUBJECT_ID, SubjectForbidden
 from memoryapp.errors import ApplicationError
 
@@ -62,9 +63,9 @@ def _merge_id(scope: Scope, name: str, value) -> None:
         raise UnsupportedFilter(f"Operators on {name} ({', '.join(map(str, value))}) are not supported.")
     if isinstance(value, list):
         raise UnsupportedFilter(f"A list of values for {name} is not supported.")
-    if not isinstance(value, str) or not value or len(value) > MAX_ID:
-        raise ApplicationError("invalid_request", f"{name} must be a non-empty string of at most {MAX_ID} characters.",
-                               {name: "invalid"})
+    if not isinstance(value, str) or not value or len(value) > MAX_ID or json_problem(value):
+        raise ApplicationError("invalid_request", f"{name} must be a non-empty string of at most {MAX_ID} "
+                               "characters (no NUL, no lone surrogate).", {name: "invalid"})
     current = getattr(scope, name)
     if current and current != value:
         raise UnsupportedFilter(f"Two different values for {name} ({current!r} and {value!r}) match nothing.")
@@ -80,6 +81,11 @@ def _merge_metadata(scope: Scope, value) -> None:
                                     else "metadata keys are strings.")
         if isinstance(item, (dict, list)):
             raise UnsupportedFilter(f"Operators or nested values on metadata.{key} are not supported.")
+        # Filters may arrive as a Python literal in the query string: bytes, sets and the like
+        # decode there, and no body parser has looked at them.
+        if not isinstance(item, (str, int, float, bool, type(None))) or json_problem({key: item}):
+            raise ApplicationError("invalid_request", f"metadata.{key} must be a string, a finite number, "
+                                   "true, false or null (no NUL, no lone surrogate).", {"metadata": "invalid"})
         if key in scope.metadata and scope.metadata[key] != item:
             raise UnsupportedFilter(f"Two different values for metadata.{key} match nothing.")
         scope.metadata[key] = item

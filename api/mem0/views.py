@@ -259,6 +259,10 @@ class MemoriesView(Mem0View):
         scope = _scope_from(data)
         if data:
             raise UnsupportedFilter(f"Unknown parameters: {', '.join(sorted(data))}.")
+        # Never "everything of the key's subject" by omission: the client drops ids that are None,
+        # so delete_all(user_id=None) would arrive as a bare DELETE.
+        if not (scope.user_id or scope.agent_id or scope.run_id or scope.app_id):
+            raise UnsupportedFilter("Name what to delete: a user_id, agent_id, run_id or app_id is required.")
         subject_ref = scope_subject(request, scope)
         subject = subject_find(tenant=request.tenant, external_id=subject_ref)
         if subject is None:

@@ -132,3 +132,13 @@ def running_gunicorn(*, workers: int = 1, threads: int = 4, ready_timeout: float
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(5)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Tests that start the session's real Celery worker run last, in their collected order.
+    Once started, that worker takes every job the session publishes, so a later test that runs
+    a job in its own process (most of tests/maintenance and tests/retrieval) would race it for
+    the claim, and a table flush would wait on the job it holds."""
+    first = [item for item in items if "celery_worker" not in item.fixturenames]
+    last = [item for item in items if "celery_worker" in item.fixturenames]
+    items[:] = first + last

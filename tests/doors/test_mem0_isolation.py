@@ -101,8 +101,12 @@ def test_a_subject_bound_key_reaches_only_its_subject(server, seeded, tenant_a):
     # A filter reaching for two subjects is refused, never answered as an empty page.
     assert_status(lambda: bound.get_all(filters={"OR": [{"user_id": "alice"}, {"user_id": "bob"}]}), 400)
 
+    # delete_all() naming nobody is refused even with a bound key (the client drops None ids, so
+    # delete_all(user_id=None) arrives bare), as mem0's own delete_all asks for a filter.
+    assert_status(lambda: bound.delete_all(), 400)
+    assert bound.get_all()["count"] == 2
     # delete_all() and delete_users() with this key: its own subject, nothing of bob's or the agent's.
-    wait_job(server, bound_key, bound.delete_all()["job"])
+    wait_job(server, bound_key, bound.delete_all(user_id="alice")["job"])
     assert bound.get_all()["count"] == 0
     client = seeded["client"]
     assert client.get(seeded["bob"])["memory"] == "I live in Bergen." and counts(client, agent_id="planner") == 1

@@ -24,6 +24,7 @@ numbers written blind to it (dev split to tune, held-out split to report).
 """
 import base64
 import binascii
+import itertools
 import math
 import re
 import unicodedata
@@ -235,7 +236,9 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
     previous = ""
     assigned = False
     other_words = 0
-    words = list(_words(text, start))
+    # Only the words a value can reach: reading the rest of the text for every credential word
+    # made a long message of them ("pin pin pin ...") quadratic (82 s for 40 KB).
+    words = list(itertools.islice(_words(text, start), _MAX_GAP + max(phrase_words, _MAX_DIGIT_GROUPS) + 1))
     for count, (raw, word, at) in enumerate(words[:_MAX_GAP]):
         lowered = word.lower()
         if count == 0 and lowered in _DESCRIBED:
@@ -246,13 +249,19 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
         if raw in (":", "=") or raw.endswith((":", "=")) and not word:
             previous = raw
             continue
-        starts_run = _DIGITS.match(word) or lowered in _NUMBER_WORDS or (len(word) == 1 and word.isalnum())
+        # A lone letter may start a spelt value, but not the Italian or French "is" (è, é).
+        starts_run = _DIGITS.match(word) or lowered in _NUMBER_WORDS or (
+            len(word) == 1 and word.isalnum() and lowered not in _ASSIGNMENT)
         run = _digit_run(words, count) if starts_run else None
         if run is not None and run[1] >= 4 and (run[2] > 1 or credential_shaped(word, previous=previous)):
             return None if too_far else run[0]
         if digits_only:
             if lowered in _BREAK or (raw.endswith((".", "!", "?")) and not word[-1:].isdigit()):
                 return None
+            # Words between count here too: "I wrote code for 3 years at a company with 5000
+            # employees" names no code.
+            if lowered not in _FILLERS and lowered not in _ASSIGNMENT:
+                other_words += 1
             previous = ":" if raw.endswith(":") else lowered
             continue
         if word and not _DIGITS.match(word) and credential_shaped(word, previous=previous):

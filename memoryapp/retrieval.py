@@ -458,7 +458,9 @@ def answered_later(*, tenant: Tenant, sig: Signals, order: np.ndarray, weights: 
     top = pool[0]
     voice = [((sig.role[i] if sig.role else None) or "", sig.speaker[i]) for i in pool]
     when = sig.valid_from_days
-    later = [b for b in range(1, len(pool)) if when[pool[b]] > when[top] and voice[b] == voice[0]]
+    # Never an untrusted statement (a forwarded email, a web page) in place of a trusted answer.
+    later = [b for b in range(1, len(pool)) if when[pool[b]] > when[top] and voice[b] == voice[0]
+             and (not sig.untrusted[pool[b]] or sig.untrusted[top])]
     if not later:
         return order, {}
     cued = [b for b in later if sig.tells_change is not None and sig.tells_change[pool[b]]]

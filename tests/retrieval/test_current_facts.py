@@ -149,3 +149,14 @@ def test_a_question_nothing_stored_answers_is_told_so(tenant_a, actor):
     assert unanswerable["nothing_relevant"] and unanswerable["memories"] == []
     assert unanswerable["context"] == NOTHING_RELEVANT
     assert not answerable["nothing_relevant"] and "cello" in answerable["context"]
+
+
+def test_an_untrusted_later_statement_never_takes_a_trusted_answers_place():
+    from memoryapp.retrieval import answered_later
+
+    sig = _signals(sims=[0.9, 0.8], bm25=[0, 0], seqs=[1, 9], roles=["user", "user"])
+    sig.valid_from_days = np.array([1.0, 50.0])
+    sig.tells_change = np.array([False, True])
+    sig.untrusted = np.array([False, True])  # a forwarded email: "I no longer ..."
+    order, later = answered_later(tenant=None, sig=sig, order=np.array([0, 1]))
+    assert list(order) == [0, 1] and later == {}

@@ -107,3 +107,20 @@ def test_a_value_after_an_unrelated_message_is_not_taken_for_a_credential(tenant
         contents = dict(Event.objects.filter(tenant=tenant_a).values_list("event_id", "content"))
     assert contents["m2"] == "Flight LH2231 lands at 9"
     assert contents["m4"] == "Room 4412 at the Hilton"
+
+
+def test_a_long_message_of_credential_words_is_scanned_in_linear_time():
+    import time
+
+    for text in ("pin " * 8000, "code " * 6400, "password is " * 2700):
+        started = time.monotonic()
+        redact_secrets(text)
+        assert time.monotonic() - started < 3, text[:20]
+
+
+@pytest.mark.parametrize("text", [
+    "I wrote code for 3 years at a company with 5000 employees",
+    "the code in my thesis ran for 10000 iterations",
+])
+def test_a_number_far_from_a_code_word_is_no_code(text):
+    assert redact_secrets(text)[0] == text

@@ -13,6 +13,7 @@ is lifted for the run (API_THROTTLE_RATE) so the numbers measure the service, no
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -117,6 +118,48 @@ def wait_ready(port: int, limit: float = 120) -> None:
     raise SystemExit("gunicorn did not start")
 
 
+@contextlib.contextmanager
+def bench_service(*, database: str, tenant: str, key_name: str, prefix: str, workers: int = 1, threads: int = 4,
+                  extra_env: dict | None = None):
+    """A real gunicorn (the project's config) over a migrated bench database and a private
+    redis-server, with one API key of a fresh tenant: yields (port, raw key) and stops both
+    whatever happens. Shared by the load and overhead benches."""
+    db_url = bench_database(owner_url(), database)
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    redis, redis_url = start_redis(tmp)
+    env = {**os.environ, "DATABASE_URL": db_url, "REDIS_URL": redis_url, "API_THROTTLE_RATE": "100000000/min",
+           "LOG_LEVEL": "WARNING", "DB_CONN_MAX_AGE": "600",
+           # One math thread per request thread: torch would otherwise start one per core in every
+           # worker thread, and 16 request threads would fight over 2 cores.
+           "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"), "MKL_NUM_THREADS": "1",
+           **(extra_env or {})}
+    gunicorn = None
+    try:
+        subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+        out = subprocess.run([PYTHON, "manage.py", "create_api_key", "--tenant", tenant, "--create-tenant",
+                              "--name", key_name], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+        key = out.stdout.strip().splitlines()[-1]
+        port = free_port()
+        gunicorn = subprocess.Popen(
+            [GUNICORN, "memoryapp.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
+             "--threads", str(threads), "--worker-class", "gthread", "--timeout", "120", "--log-level", "warning",
+             "--config", "python:memoryapp.gunicorn_config"],
+            cwd=ROOT, env=env, start_new_session=True,
+        )
+        wait_ready(port)
+        yield port, key
+    finally:
+        if gunicorn is not None:
+            os.killpg(gunicorn.pid, signal.SIGTERM)
+            try:
+                gunicorn.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(gunicorn.pid, signal.SIGKILL)
+        redis.terminate()
+        redis.wait(10)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -176,28 +219,8 @@ def main() -> int:
     parser.add_argument("--database", default="bench_api")
     args = parser.parse_args()
 
-    db_url = bench_database(owner_url(), args.database)
-    tmp = tempfile.mkdtemp(prefix="api-load-")
-    redis, redis_url = start_redis(tmp)
-    env = {**os.environ, "DATABASE_URL": db_url, "REDIS_URL": redis_url, "API_THROTTLE_RATE": "100000000/min",
-           "LOG_LEVEL": "WARNING", "DB_CONN_MAX_AGE": "600",
-           # One math thread per request thread: torch would otherwise start one per core in every
-           # worker thread, and 16 request threads would fight over 2 cores.
-           "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"), "MKL_NUM_THREADS": "1"}
-    gunicorn = None
-    try:
-        subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
-        out = subprocess.run([PYTHON, "manage.py", "create_api_key", "--tenant", "bench", "--create-tenant",
-                              "--name", "api_load"], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
-        key = out.stdout.strip().splitlines()[-1]
-        port = free_port()
-        gunicorn = subprocess.Popen(
-            [GUNICORN, "memoryapp.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(args.workers),
-             "--threads", str(args.threads), "--worker-class", "gthread", "--timeout", "120", "--log-level", "warning",
-             "--config", "python:memoryapp.gunicorn_config"],
-            cwd=ROOT, env=env, start_new_session=True,
-        )
-        wait_ready(port)
+    with bench_service(database=args.database, tenant="bench", key_name="api_load", prefix="api-load-",
+                       workers=args.workers, threads=args.threads) as (port, key):
         api = Api(port, key, timeout=180)  # the first request in each worker loads the model
         print(f"gunicorn on 127.0.0.1:{port} ({args.workers} workers x {args.threads} threads); seeding...", flush=True)
         for i in range(args.memories):
@@ -207,16 +230,6 @@ def main() -> int:
                 raise SystemExit(f"seeding failed: {status} {body}")
         print(f"driving {args.clients} clients for {args.duration:.0f} s...", flush=True)
         latencies, errors, elapsed = run_clients(port, key, args.clients, args.duration, args.event_share)
-    finally:
-        if gunicorn is not None:
-            os.killpg(gunicorn.pid, signal.SIGTERM)
-            try:
-                gunicorn.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(gunicorn.pid, signal.SIGKILL)
-        redis.terminate()
-        redis.wait(10)
-        shutil.rmtree(tmp, ignore_errors=True)
 
     total = sum(len(v) for v in latencies.values())
     print(f"\n{total} requests in {elapsed:.1f} s: {total / elapsed:.1f} requests/s, "

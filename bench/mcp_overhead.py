@@ -19,29 +19,18 @@ import http.client
 import json
 import os
 import random
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.api_load import (
     FACTS,
-    GUNICORN,
-    PYTHON,
     QUERIES,
-    ROOT,
     SUBJECTS,
     Api,
-    bench_database,
-    free_port,
-    owner_url,
+    bench_service,
     percentile,
-    start_redis,
-    wait_ready,
 )
 
 MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
@@ -92,26 +81,9 @@ def main() -> int:
     parser.add_argument("--database", default="bench_mcp")
     args = parser.parse_args()
 
-    db_url = bench_database(owner_url(), args.database)
-    tmp = tempfile.mkdtemp(prefix="mcp-overhead-")
-    redis, redis_url = start_redis(tmp)
-    env = {**os.environ, "DATABASE_URL": db_url, "REDIS_URL": redis_url, "API_THROTTLE_RATE": "100000000/min",
-           "LOG_LEVEL": "WARNING", "DB_CONN_MAX_AGE": "600", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-           "TORCH_NUM_THREADS": "1"}
-    gunicorn = None
-    try:
-        subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
-        out = subprocess.run([PYTHON, "manage.py", "create_api_key", "--tenant", "bench-mcp", "--create-tenant",
-                              "--name", "mcp_overhead"], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
-        key = out.stdout.strip().splitlines()[-1]
-        port = free_port()
-        gunicorn = subprocess.Popen(
-            [GUNICORN, "memoryapp.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(args.workers),
-             "--threads", str(args.threads), "--timeout", "120", "--log-level", "warning",
-             "--config", "python:memoryapp.gunicorn_config"],
-            cwd=ROOT, env=env, start_new_session=True,
-        )
-        wait_ready(port)
+    with bench_service(database=args.database, tenant="bench-mcp", key_name="mcp_overhead", prefix="mcp-overhead-",
+                       workers=args.workers, threads=args.threads,
+                       extra_env={"TORCH_NUM_THREADS": "1"}) as (port, key):
         api = Api(port, key, timeout=180)
         print(f"gunicorn on 127.0.0.1:{port} ({args.workers} worker(s) x {args.threads} threads); seeding...",
               flush=True)
@@ -138,16 +110,6 @@ def main() -> int:
                 if i >= args.warmup:
                     timings[door].append(elapsed)
             mismatches += ids["v1"] != ids["mcp"]
-    finally:
-        if gunicorn is not None:
-            os.killpg(gunicorn.pid, signal.SIGTERM)
-            try:
-                gunicorn.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(gunicorn.pid, signal.SIGKILL)
-        redis.terminate()
-        redis.wait(10)
-        shutil.rmtree(tmp, ignore_errors=True)
 
     print(f"\n{args.pairs} pairs (after {args.warmup} warm-up pairs), k=5, {args.memories} memories over "
           f"{len(SUBJECTS)} subjects; answers differing between the doors: {mismatches}")

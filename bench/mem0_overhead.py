@@ -16,11 +16,7 @@ import argparse
 import http.client
 import json
 import os
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 
 if __package__ in (None, ""):
@@ -28,16 +24,9 @@ if __package__ in (None, ""):
 
 from bench.api_load import (
     FACTS,
-    GUNICORN,
-    PYTHON,
     QUERIES,
-    ROOT,
-    bench_database,
-    free_port,
-    owner_url,
+    bench_service,
     percentile,
-    start_redis,
-    wait_ready,
 )
 
 SUBJECT = "bench-mem0-user"
@@ -67,27 +56,10 @@ def main() -> int:
     parser.add_argument("--database", default="bench_mem0")
     args = parser.parse_args()
 
-    db_url = bench_database(owner_url(), args.database)
-    tmp = tempfile.mkdtemp(prefix="mem0-overhead-")
-    redis, redis_url = start_redis(tmp)
-    env = {**os.environ, "DATABASE_URL": db_url, "REDIS_URL": redis_url, "API_THROTTLE_RATE": "100000000/min",
-           "LOG_LEVEL": "WARNING", "DB_CONN_MAX_AGE": "600", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    gunicorn = None
     v1_times: list[float] = []
     mem0_times: list[float] = []
-    try:
-        subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
-        out = subprocess.run([PYTHON, "manage.py", "create_api_key", "--tenant", "bench-mem0", "--create-tenant",
-                              "--name", "mem0_overhead"], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
-        key = out.stdout.strip().splitlines()[-1]
-        port = free_port()
-        gunicorn = subprocess.Popen(
-            [GUNICORN, "memoryapp.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "1",
-             "--threads", str(args.threads), "--worker-class", "gthread", "--timeout", "120",
-             "--log-level", "warning", "--config", "python:memoryapp.gunicorn_config"],
-            cwd=ROOT, env=env, start_new_session=True,
-        )
-        wait_ready(port)
+    with bench_service(database=args.database, tenant="bench-mem0", key_name="mem0_overhead",
+                       prefix="mem0-overhead-", workers=1, threads=args.threads) as (port, key):
         v1 = Http(port, f"Bearer {key}")
         mem0 = Http(port, f"Token {key}")
         # A kept database from an earlier run already holds its memories: seed only what is missing.
@@ -124,16 +96,6 @@ def main() -> int:
             else:
                 mem0_times.append(mem0_search(query))
                 v1_times.append(v1_search(query))
-    finally:
-        if gunicorn is not None:
-            os.killpg(gunicorn.pid, signal.SIGTERM)
-            try:
-                gunicorn.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(gunicorn.pid, signal.SIGKILL)
-        redis.terminate()
-        redis.wait(10)
-        shutil.rmtree(tmp, ignore_errors=True)
 
     load = os.getloadavg()
     print(f"\nsearch, k={args.k}, {args.memories} memories, {args.rounds} rounds "

@@ -24,6 +24,7 @@ numbers written blind to it (dev split to tune, held-out split to report).
 """
 import base64
 import binascii
+import bisect
 import itertools
 import math
 import re
@@ -95,6 +96,10 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         r"(?i)\b(?:pass(?:word|wd|phrase|code)s?|pwd|pw|passwort|kennwort|contrase[ñn]a|clave|"
         r"mot\s+de\s+passe|mdp|senha|parola\s+d'ordine|chiave\s+di\s+accesso|"
         r"wi-?fi(?:\s+(?:key|password|code))?)\b")),
+    # The answer to a security question, not the question ("the security question was 'first pet'").
+    ("security_answer", re.compile(
+        r"(?i)\b(?:(?:security|secret|memorable)\s+(?:questions?\s+)?(?:answers?|words?|information)|"
+        r"answers?\s+to\s+(?:my|the)\s+(?:security|secret)\s+questions?)\b")),
     ("api_key", re.compile(
         r"(?i)\b(?:api\s*(?:key|token)|access\s+(?:key|token)|auth\s+token|secret(?:\s+key)?|token|"
         r"chave|cl[ée]|schl[üu]ssel|chiave|llave)\b")),
@@ -114,7 +119,7 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         r"(?<!tax )(?<!airport )(?<!language )(?<!morse )(?<!area )\b(?:code|codes|c[oó]digo|codice)\b")),
 ]
 # Kinds whose value may be plain words after "is" ("my password is correct horse battery staple").
-WORDY_KINDS = frozenset({"password", "recovery_code"})
+WORDY_KINDS = frozenset({"password", "recovery_code", "security_answer"})
 # Kinds whose value must be digits.
 DIGIT_KINDS = frozenset({"code", "card_number"})
 CARD_DIGITS = 8
@@ -139,6 +144,10 @@ _BREAK = frozenset("and or but because so which while when if than must should h
 _DESCRIBED = frozenset("manager managers hint hints policy policies field prompt requirement requirements rule rules "
                        "strength protected keypad pad panel reader app vault generator length expiry reminder "
                        "sharing".split())
+# "the password is the word purple then the number forty two": a value described piece by piece
+# runs to the end of its clause.
+_SPELLING = frozenset("word words letter letters number numbers digit digits character characters symbol "
+                      "symbols phrase name".split())
 _NUMBER_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
                  "six": "6", "seven": "7", "eight": "8", "nine": "9"}
 _MAX_GAP = 8
@@ -229,9 +238,10 @@ def text_between(words: list, count: int, end: int) -> str:
 
 
 def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
-              phrase_words: int = _MAX_PASSPHRASE_WORDS) -> int | None:
+              phrase_words: int = _MAX_PASSPHRASE_WORDS, min_word: int = 4) -> int | None:
     """Where the credential value after position `start` ends, or None when no value follows
-    within a few words. `wordy`: plain words right after "is", ":" or "=" are the value too;
+    within a few words. `wordy`: plain words (of `min_word` letters or more) right after "is",
+    ":" or "=" are the value too;
     `digits_only`: only digits (in groups or as words) are a value."""
     previous = ""
     assigned = False
@@ -267,7 +277,7 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
         if word and not _DIGITS.match(word) and credential_shaped(word, previous=previous):
             return None if too_far else at + len(word)
         if wordy and word.isalpha() and previous in _ASSIGNMENT and lowered not in _STOP \
-                and lowered not in _FILLERS and lowered not in _BREAK and len(word) >= 4:
+                and lowered not in _FILLERS and lowered not in _BREAK and len(word) >= min_word:
             end = at + len(word)
             # A passphrase runs on in plain words until the sentence or the clause does.
             last_raw, last_word = raw, word
@@ -276,6 +286,9 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
                     break  # punctuation after the last word, or a word that starts another clause
                 end, last_raw, last_word = next_at + len(next_word), next_raw, next_word
             return end
+        if previous in _ASSIGNMENT and lowered == "the" and count + 1 < len(words) \
+                and words[count + 1][1].lower() in _SPELLING:
+            return _clause_end(words, count, _MAX_RECOVERY_WORDS)
         if lowered in _BREAK or (lowered in _STOP and previous in _ASSIGNMENT):
             return None
         if raw.endswith((".", "!", "?")) and not word[-1:].isdigit():
@@ -286,17 +299,94 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
     return None
 
 
+def _clause_end(words: list, count: int, limit: int) -> int:
+    """Where the clause that word `count` starts ends: at the end of a sentence, or `limit` words on."""
+    end = words[count][2]
+    for raw, word, at in words[count:count + limit]:
+        end = at + len(word)
+        if raw.endswith((".", "!", "?", ";")) and not word[-1:].isdigit():
+            break
+    return end
+
+
 def _worded(text: str) -> list[Finding]:
     findings = []
     for kind, word in CREDENTIAL_WORDS:
         for match in word.finditer(text):
             end = value_end(text, match.end(), wordy=kind in WORDY_KINDS, digits_only=kind in DIGIT_KINDS,
-                            phrase_words=_MAX_RECOVERY_WORDS if kind == "recovery_code" else _MAX_PASSPHRASE_WORDS)
+                            phrase_words=_MAX_RECOVERY_WORDS if kind == "recovery_code" else _MAX_PASSPHRASE_WORDS,
+                            # A pet's or a teacher's name answers a security question: "Rex".
+                            min_word=3 if kind == "security_answer" else 4)
             if end is None:
                 continue
             if kind == "card_number" and sum(c.isdigit() for c in text[match.end():end]) < CARD_DIGITS:
                 continue
             findings.append(Finding("access_code" if kind == "code" else kind, match.start(), end))
+    return findings
+
+
+# --- the value first: "hunter2 is my password", "Pemberton is what I put for the security questions"
+
+_VALUE_FIRST_KINDS = frozenset({"password", "pin", "access_code", "security_answer", "one_time_code", "code"})
+_SECURITY_QUESTIONS = re.compile(r"(?i)\b(?:security|secret)\s+questions?\b")
+_POSSESSIVES = frozenset("my our the his her their your its".split())
+# "what I put for", "what we use as": the value is what someone chose for the credential.
+_CHOSE = frozenset("put use used entered typed chose chosen set gave give wrote picked".split())
+# Words that stand for a value named elsewhere: "this is my password" names none.
+_PRONOUNS = frozenset("this that it which what there here mine ours yours his hers theirs one same who "
+                      "everything nothing something anything all".split())
+_VALUE_FIRST_REACH = 10
+# What may follow a credential's name when the name ends the clause.
+_NAME_ENDS = frozenset("for on to of at in with and but so is was".split())
+
+
+def _value_before(words: list, index: int, kind: str) -> Finding | None:
+    """The value that words[index] (a copula right before a credential's name) follows, if any."""
+    if index == 0:
+        return None
+    raw, word, at = words[index - 1]
+    if raw != word or not word or word.lower() in _PRONOUNS | _FILLERS:
+        return None  # punctuation between the value and "is" ends the clause
+    before = words[index - 2][0] if index >= 2 else ""
+    starts_clause = index == 1 or before.endswith((".", "!", "?", ",", ";", ":")) or before.lower() in _BREAK
+    # Nothing assigns the value before it, so a year or a date stays a word of the sentence.
+    shaped = credential_shaped(word)
+    plain = kind in WORDY_KINDS and word.isalpha() and len(word) >= 3 and starts_clause
+    return Finding(kind, at, at + len(word)) if shaped or plain else None
+
+
+def _value_first(text: str) -> list[Finding]:
+    names = [(kind, match) for kind, pattern in CREDENTIAL_WORDS if kind in _VALUE_FIRST_KINDS
+             for match in pattern.finditer(text)]
+    names += [("security_answer", match) for match in _SECURITY_QUESTIONS.finditer(text)]
+    if not names:
+        return []
+    words = list(_words(text, 0))
+    starts = [at for _, _, at in words]
+    findings = []
+    for kind, match in names:
+        # The name ends its clause ("hunter2 is my password.", "... is my PIN for the bank"):
+        # "Keeper is my password manager" and "Monday was the password reset day" name other things.
+        rest = text[match.end():match.end() + 20].lstrip()
+        following = rest.split()[0].lower() if rest else ""
+        if rest and rest[0] not in _EDGE_PUNCTUATION and following not in _NAME_ENDS:
+            continue
+        # The words before the credential's name, back to a copula, within the same sentence.
+        first_after = bisect.bisect_left(starts, match.start())
+        before = list(range(max(0, first_after - _VALUE_FIRST_REACH), first_after))
+        for position, i in enumerate(reversed(before)):
+            raw, word, _ = words[i]
+            if position and raw.endswith((".", "!", "?", ";")):
+                break
+            if word.lower() not in ("is", "was", "="):
+                continue
+            between = [w.lower() for _, w, _ in words[i + 1:before[-1] + 1]]
+            possessed = len(between) <= 4 and (not between or between[0] in _POSSESSIVES)
+            chosen = len(between) >= 3 and between[0] == "what" and between[2] in _CHOSE
+            if possessed or chosen:
+                if (finding := _value_before(words, i, kind)) is not None:
+                    findings.append(finding)
+            break
     return findings
 
 
@@ -368,7 +458,7 @@ def _hidden(text: str, inner) -> list[Finding]:
 def described_credentials(text: str, inner) -> list[Finding]:
     """Credentials described in words, or hidden or bare, in `text` (normalised by the caller).
     `inner(text)` says whether a decoded base64 string holds a secret (safety.find_secrets)."""
-    return [*_worded(text), *_access(text), *_hidden(text, inner)]
+    return [*_worded(text), *_value_first(text), *_access(text), *_hidden(text, inner)]
 
 
 def continued_credential(text: str) -> Finding | None:

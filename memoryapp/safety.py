@@ -100,13 +100,16 @@ def find_secrets(text: str, *, continues: bool = False) -> list[SecretFinding]:
     found += [SecretFinding(f.kind, f.start, f.end) for f in described_credentials(normal, _holds_secret)]
     if continues and (finding := continued_credential(normal)) is not None:
         found.append(SecretFinding(finding.kind, finding.start, finding.end))
-    findings: list[SecretFinding] = []
-    taken: list[tuple[int, int]] = []
-    for finding in found:  # the first of overlapping findings wins: token shapes before words
-        if any(finding.start < t_end and finding.end > t_start for t_start, t_end in taken):
-            continue
-        taken.append((finding.start, finding.end))
-        findings.append(SecretFinding(finding.kind, *original_span(origin, finding.start, finding.end, len(text))))
+    # Overlapping findings merge into one span (the one starting first names it): a token shape
+    # inside a longer described credential must not leave the rest of that credential behind.
+    merged: list[SecretFinding] = []
+    for finding in sorted(found, key=lambda f: f.start):
+        if merged and finding.start < merged[-1].end:
+            last = merged[-1]
+            merged[-1] = SecretFinding(last.kind, last.start, max(last.end, finding.end))
+        else:
+            merged.append(finding)
+    findings = [SecretFinding(f.kind, *original_span(origin, f.start, f.end, len(text))) for f in merged]
     return sorted(findings, key=lambda f: f.start)
 
 

@@ -33,6 +33,10 @@ DISGUISED = [
     ("the combination on the gym locker is 12-31-07", "12-31-07"),          # shaped like a date
     ("my social is 412 55 9087", "412 55 9087"),
     ("card number 5500 0000 0000 0004", "5500 0000 0000 0004"),
+    ("Quokka77 is my password for the gym app", "Quokka77"),               # the value first, with "is"
+    ("Marmalade is what I typed for the memorable word", "Marmalade"),     # a plain word, chosen for it
+    ("my security question answer is Rex", "Rex"),                          # a short answer
+    ("the wifi password is the word falcon then the digits nine one", "falcon then the digits nine one"),
 ]
 
 HARMLESS = [
@@ -45,6 +49,10 @@ HARMLESS = [
     "the card ending in 4242 expired in March",
     "the meeting moved to 14:30 on 12/05/2025",
     "my password is too short according to the bank",
+    "Bitwarden is my password manager and it syncs fine",                  # the name names a thing
+    "1998 was the year my PIN was first issued",                           # a year, and "the year"
+    "Friday is the password reset deadline at work",
+    "That is my PIN, not yours",
 ]
 
 

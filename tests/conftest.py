@@ -134,6 +134,19 @@ def running_gunicorn(*, workers: int = 1, threads: int = 4, ready_timeout: float
             process.wait(5)
 
 
+@pytest.fixture(autouse=True)
+def _worker_quiet_before_flush(request):
+    """A test that used the real worker ends only once that worker is idle. Its last job (a
+    message redelivered after a kill, a sweep's republish) may still hold row locks when the
+    test's table flush takes its exclusive locks one table at a time: the two deadlock and the
+    flush fails, leaving the rows for the next test."""
+    yield
+    if "celery_worker" in request.fixturenames:
+        from tests.workers.conftest import wait_until_worker_idle
+
+        wait_until_worker_idle(request.getfixturevalue("broker"))
+
+
 def pytest_collection_modifyitems(session, config, items):
     """Tests that start the session's real Celery worker run last, in their collected order.
     Once started, that worker takes every job the session publishes, so a later test that runs

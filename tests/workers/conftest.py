@@ -185,6 +185,57 @@ def prefork_worker(django_db_setup, django_db_blocker):
         shutil.rmtree(directory, ignore_errors=True)
 
 
+def _running_jobs() -> int:
+    """Running jobs in every tenant, read as the application role (row-level security binds one
+    tenant at a time, so each is counted under its own binding)."""
+    from django.db import transaction
+
+    from memoryapp.models import Job, Tenant
+    from memoryapp.tenancy import tenant_activate
+
+    running = 0
+    with transaction.atomic():
+        for tenant_id in Tenant.objects.values_list("pk", flat=True):
+            tenant_activate(tenant=tenant_id)
+            running += Job.objects.filter(tenant_id=tenant_id, status=Job.Status.RUNNING).count()
+    return running
+
+
+def _other_sessions_busy() -> int:
+    """Sessions on the test database, other than this process's, inside a statement or a
+    transaction (the worker connects as the same role, so its state is visible)."""
+    own = [c.connection.info.backend_pid for c in connections.all(initialized_only=True) if c.connection]
+    with connections["default"].cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND backend_type = 'client backend' AND state <> 'idle' AND NOT (pid = ANY(%s))",
+            [own],
+        )
+        return cursor.fetchone()[0]
+
+
+def wait_until_worker_idle(broker: RedisBroker, timeout: float = 60) -> None:
+    """Drop what is still queued for the worker, then wait until no job is running and no other
+    session on the test database is inside a statement or a transaction, for half a second on end.
+    Gives up quietly after `timeout`: a job whose worker was killed stays `running` for good."""
+    from workers.celery import app
+
+    if broker.running:
+        # Deletes the queued messages only: a FLUSHALL would also drop kombu's exchange bindings,
+        # and every later publish would vanish.
+        app.control.purge()
+    quiet_since = None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if _running_jobs() or _other_sessions_busy():
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since >= 0.5:
+            return
+        time.sleep(0.1)
+
+
 def wait_for(predicate, timeout: float = 90, interval: float = 0.2, message: str = "condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

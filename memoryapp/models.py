@@ -410,6 +410,8 @@ class ReadAudit(models.Model):
     query_hash = models.CharField(max_length=64, blank=True, default="")
     memory_ids = ArrayField(models.UUIDField(), default=list)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The data purpose the read named (seed 001 §6: purpose is checked on every read); "" when none.
+    purpose = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         indexes = [

@@ -101,6 +101,8 @@ def test_special_memories_are_left_out_unless_asked_for(client_a, client_b):
     write(client_a, "alice", "Alice has a dentist appointment on Friday.", sensitivity="personal")
     write(client_b, "alice", "Tenant B's Alice has asthma.", sensitivity="special")
     assert found(client_a, "alice", "health condition diabetes") == ["Alice has a dentist appointment on Friday."]
+    # Filtered before ranking: with k=1 the one slot goes to what the read may see.
+    assert found(client_a, "alice", "diabetes", k=1) == ["Alice has a dentist appointment on Friday."]
     assert "diabetes" not in context(client_a, "alice", "health condition diabetes")["context"]
     assert statements(profile(client_a, "alice")) == []
     asked = found(client_a, "alice", "health condition diabetes", max_sensitivity="special")
@@ -160,6 +162,8 @@ def test_mcp_and_mem0_doors_leave_special_out(client_a):
     assert [r["statement"] for r in recalled["results"]] == ["Alice practises the piano daily."]
     built = mcp_call(client_a, "get_context", {"subject": "alice", "query": "practising"})
     assert "piano" in built["context"] and "Buddhist" not in built["context"]
+    asked = mcp_call(client_a, "recall", {"subject": "alice", "query": "religion", "max_sensitivity": "special"})
+    assert "Alice is a practising Buddhist." in [r["statement"] for r in asked["results"]]
     mem0 = APIClient()
     mem0.credentials(HTTP_AUTHORIZATION=f"Token {client_a.raw_key}")
     response = mem0.post("/v3/memories/search/", {"query": "practising", "user_id": "alice"}, format="json")

@@ -150,8 +150,37 @@ class SearchOut(serializers.Serializer):
     results = ScoredMemoryOut(many=True)
 
 
+class ProfileItemOut(serializers.Serializer):
+    key = serializers.CharField()
+    namespace = serializers.CharField()
+    statement = serializers.CharField()
+    memory_id = serializers.CharField(help_text="mem_<hex>")
+    source = serializers.CharField()
+    confidence = serializers.FloatField()
+    importance = serializers.FloatField()
+    sensitivity = serializers.CharField()
+    valid_from = serializers.DateTimeField()
+
+
+class ProfileConflictOut(serializers.Serializer):
+    key = serializers.CharField()
+    namespace = serializers.CharField()
+    versions = ProfileItemOut(many=True, help_text="The disagreeing current statements, newest first.")
+
+
+class ProfileOut(serializers.Serializer):
+    subject = serializers.CharField()
+    namespace = serializers.CharField(allow_null=True, help_text="The working namespace asked for, if any.")
+    facts = ProfileItemOut(many=True)
+    preferences = ProfileItemOut(many=True)
+    conflicts = ProfileConflictOut(many=True, help_text="Facts sources of equal authority disagree about, awaiting "
+                                   "the person: neither side is stated as the fact.")
+    updated_at = serializers.DateTimeField(allow_null=True)
+
+
 class ContextOut(serializers.Serializer):
     context = serializers.CharField()
+    profile = ProfileOut(help_text="The profile the context starts with (the text shows as much of it as fits).")
     memories = ScoredMemoryOut(many=True)
     tokens = serializers.IntegerField()
     token_budget = serializers.IntegerField()

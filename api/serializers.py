@@ -167,6 +167,57 @@ def says_something(value: str) -> None:
         raise serializers.ValidationError("Must contain at least one letter or digit.")
 
 
+PURPOSE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+MAX_PURPOSES = 20
+
+
+class PurposeField(StrictCharField):
+    """A data purpose ("billing", "support"): compared exactly, so spelled one way (lower case)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(max_length=64, **kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data).strip().lower()
+        if not PURPOSE.match(value):
+            raise serializers.ValidationError("1-64 letters, digits, '.', '_' or '-', starting with a letter or digit.")
+        return value
+
+
+def purposes_list(**kwargs) -> serializers.ListField:
+    return serializers.ListField(child=PurposeField(), max_length=MAX_PURPOSES, **kwargs)
+
+
+def metadata_purposes(attrs: dict) -> dict:
+    """A memory's purposes live in its metadata ("purposes", readpolicy.py): the `purposes` field
+    is put there, and purposes sent inside metadata are held to the same rules."""
+    metadata = attrs.get("metadata")
+    if metadata is not None and "purposes" in metadata:
+        if "purposes" in attrs:
+            raise serializers.ValidationError({"purposes": ["Send purposes once: here or in metadata, not both."]})
+        try:
+            attrs["purposes"] = purposes_list().run_validation(metadata["purposes"])
+        except serializers.ValidationError as exc:
+            raise serializers.ValidationError({"metadata": {"purposes": exc.detail}}) from None
+    if "purposes" in attrs:
+        purposes = sorted(set(attrs.pop("purposes")))
+        base = {k: v for k, v in (metadata or {}).items() if k != "purposes"}
+        attrs["metadata"] = {**base, "purposes": purposes} if purposes else base
+    return attrs
+
+
+class ReadPolicyIn(StrictSerializer):
+    """What every read that recalls memories takes besides its own fields (readpolicy.py)."""
+
+    purpose = PurposeField(required=False, help_text=(
+        "Extension: why the memories are read. Memories written with purposes are seen only by a read for one of "
+        "them; recorded in the read audit."))
+    max_sensitivity = serializers.ChoiceField(
+        choices=Memory.Sensitivity.choices, default="personal",
+        help_text="Extension: the most sensitive level seen (public < internal < personal < special); the default "
+                  "leaves `special` out.")
+
+
 class EventIn(StrictSerializer):
     event_id = text(MAX_ID)
     role = serializers.ChoiceField(choices=Event.Role.choices)
@@ -195,6 +246,9 @@ class MemoryIn(StrictSerializer):
     sensitivity = serializers.ChoiceField(choices=Memory.Sensitivity.choices, default=Memory.Sensitivity.PERSONAL)
     expires_at = TimeField(required=False, allow_null=True)
     metadata = MetadataField(required=False, default=dict)
+    purposes = purposes_list(required=False, help_text=(
+        "Extension: the only purposes this memory may be read for (none: any purpose). Stored as metadata "
+        "`purposes`."))
     exact_key = serializers.BooleanField(
         default=False,
         help_text="Extension, with `key`: the write is exactly this key's value (a key-value store's put). An "
@@ -204,7 +258,7 @@ class MemoryIn(StrictSerializer):
     def validate(self, attrs):
         if attrs["exact_key"] and not attrs["key"]:
             raise serializers.ValidationError({"exact_key": ["Needs a key."]})
-        return attrs
+        return metadata_purposes(attrs)
 
 
 class MemoryCorrectionIn(StrictSerializer):
@@ -222,7 +276,7 @@ class MemoryCorrectionIn(StrictSerializer):
     def validate(self, attrs):
         if not attrs:
             raise serializers.ValidationError("Send at least one field to change.")
-        return attrs
+        return metadata_purposes(attrs) if "metadata" in attrs else attrs
 
 
 class JsonObjectParam(StrictCharField):
@@ -263,7 +317,7 @@ class NamespacesIn(StrictSerializer):
     limit = serializers.IntegerField(min_value=1, max_value=1000, default=500)
 
 
-class SearchIn(StrictSerializer):
+class SearchIn(ReadPolicyIn):
     query = text(MAX_QUERY)
     k = serializers.IntegerField(min_value=1, max_value=100, default=5)
     as_of = TimeField(required=False)
@@ -273,11 +327,22 @@ class SearchIn(StrictSerializer):
     namespace = NamespaceField(required=False)
     include_superseded = serializers.BooleanField(default=False)
     min_score = FiniteFloatField(required=False, min_value=-10.0, max_value=10.0)
+    working_namespace = NamespaceField(required=False, help_text=(
+        "Extension: the namespace the caller works in. Only memories filed there or above apply, and of a keyed "
+        "fact the version in the narrowest of those wins. (`namespace` stays a prefix filter.)"))
 
 
-class ContextIn(StrictSerializer):
+class ContextIn(ReadPolicyIn):
     query = text(MAX_QUERY)
     token_budget = serializers.IntegerField(min_value=1, max_value=100_000, default=1000)
+    namespace = NamespaceField(required=False, help_text=(
+        "Extension: the namespace the caller works in: only memories filed there or above apply, and of a keyed "
+        "fact the version in the narrowest of those wins."))
+
+
+class ProfileIn(ReadPolicyIn):
+    namespace = NamespaceField(required=False, help_text=(
+        "Extension: the namespace the caller works in (as on context)."))
 
 
 class EmptyIn(StrictSerializer):

@@ -20,6 +20,7 @@ urlpatterns = [
     path(f"{S}/namespaces", memories.NamespacesView.as_view(), name="namespaces"),  # extension
     path(f"{S}/search", search.SearchView.as_view(), name="search"),
     path(f"{S}/context", search.ContextView.as_view(), name="context"),
+    path(f"{S}/profile", search.ProfileView.as_view(), name="profile"),  # extension
     path(S, subjects.SubjectView.as_view(), name="subject"),
     path(f"{S}/exports", subjects.ExportRequestView.as_view(), name="export-request"),
     path(f"{S}/console-link", subjects.ConsoleLinkView.as_view(), name="console-link"),

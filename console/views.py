@@ -24,8 +24,10 @@ from memoryapp.errors import ApplicationError, NotFound
 from memoryapp.models import Job, Tenant
 from memoryapp.selectors.console import export_file_get, memory_growth, memory_timeline
 from memoryapp.selectors.memories import job_get, job_is_theirs, memory_history, memory_list as memories_select
+from memoryapp.readpolicy import OWNER_VIEW
 from memoryapp.selectors.forget import memory_forget_plan
 from memoryapp.services.memories import memory_correct, memory_forget, subject_erase_request
+from memoryapp.services.profile import profile_get
 from memoryapp.services.signin import console_subject_user_get_or_create, signin_link_consume
 
 PAGE_SIZE = 25
@@ -120,6 +122,8 @@ def home(request, ctx):
         "ctx": ctx,
         "timeline": memory_timeline(tenant=ctx.tenant, subject_ref=ctx.subject_ref),
         "chart": growth_chart(growth),
+        # What agents are given first about the person; they see all of it, special facts too.
+        "profile": profile_get(tenant=ctx.tenant, subject_ref=ctx.subject_ref, policy=OWNER_VIEW),
     })
 
 

@@ -28,6 +28,9 @@ INSTRUCTIONS = (
 
 MemoryType = Literal["semantic", "episodic", "procedural"]
 Status = Literal["active", "superseded", "expired", "pending_approval", "rejected"]
+Sensitivity = Literal["public", "internal", "personal", "special"]
+PURPOSE_HELP = "Why the memories are read (e.g. 'billing'): memories kept for other purposes stay out."
+SENSITIVITY_HELP = "The most sensitive level to read; default 'personal' ('special' is left out unless asked)."
 MemoryId = Annotated[str, Field(description="A memory's id, as returned by another tool (mem_…).")]
 SUBJECT_DESCRIPTION = (
     "Whose memories: the tenant's own id for the person or agent (1-200 URL-safe characters). "
@@ -124,10 +127,13 @@ def _tool_functions(backend: Backend) -> list[tuple[Any, ToolAnnotations]]:
         k: Annotated[int, Field(ge=1, le=100, description="At most this many memories.")] = 5,
         namespace: Annotated[str | None, Field(description="Only this namespace and below.")] = None,
         memory_types: Annotated[list[MemoryType] | None, Field(description="Only these types.")] = None,
+        purpose: Annotated[str | None, Field(description=PURPOSE_HELP)] = None,
+        max_sensitivity: Annotated[Sensitivity | None, Field(description=SENSITIVITY_HELP)] = None,
     ) -> dict[str, Any]:
         """Search the subject's current memories by meaning, best match first, each with its id and a
         score from 0 to 1."""
-        fields = _present(query=query, k=k, namespace=namespace, memory_types=memory_types)
+        fields = _present(query=query, k=k, namespace=namespace, memory_types=memory_types, purpose=purpose,
+                          max_sensitivity=max_sensitivity)
         found = await backend.search(backend.subject(subject), fields)
         return {"results": [compact_memory(hit) for hit in found["results"]]}
 
@@ -136,11 +142,16 @@ def _tool_functions(backend: Backend) -> list[tuple[Any, ToolAnnotations]]:
         query: Annotated[str, Field(description="What the conversation is about now.")],
         token_budget: Annotated[int | None, Field(ge=1, le=100_000, description="Longest text, in tokens; "
                                                   "default 1000.")] = None,
+        namespace: Annotated[str | None, Field(description="The namespace you work in: what is filed there or "
+                                               "above applies, the narrowest version of a fact wins.")] = None,
+        purpose: Annotated[str | None, Field(description=PURPOSE_HELP)] = None,
+        max_sensitivity: Annotated[Sensitivity | None, Field(description=SENSITIVITY_HELP)] = None,
     ) -> dict[str, Any]:
         """A ready-to-use text of what is known about the subject that bears on the query (the
-        profile first, each memory dated and sourced, untrusted content marked), plus the memories
-        it drew on, with their ids."""
-        fields = _present(query=query, token_budget=token_budget)
+        profile first, each memory dated and sourced, untrusted content and conflicts marked), plus
+        the memories it drew on, with their ids."""
+        fields = _present(query=query, token_budget=token_budget, namespace=namespace, purpose=purpose,
+                          max_sensitivity=max_sensitivity)
         built = await backend.context(backend.subject(subject), fields)
         return {"context": built["context"], "tokens": built["tokens"],
                 "memories": [compact_memory(hit) for hit in built["memories"]]}

@@ -410,6 +410,9 @@ class ReadAudit(models.Model):
     query_hash = models.CharField(max_length=64, blank=True, default="")
     memory_ids = ArrayField(models.UUIDField(), default=list)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The data purpose the read named (seed 001 §6: purpose is checked on every read); "" when none.
+    # db_default too: a process still on the previous release inserts without the column.
+    purpose = models.CharField(max_length=64, blank=True, default="", db_default="")
 
     class Meta:
         indexes = [

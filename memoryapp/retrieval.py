@@ -36,6 +36,7 @@ from memoryapp import embeddings
 from memoryapp.models import Memory, Tenant, UNTRUSTED_SOURCES
 from memoryapp.keyroute import key_weight, keys_for_query
 from memoryapp.query import QueryInfo, query_in_first_person, query_match_text, query_understand
+from memoryapp.readpolicy import AGENT_DEFAULT, ReadPolicy, namespace_chain, narrowest_sql, policy_sql
 from memoryapp.selectors.hits import memories_for_hits
 from memoryapp.selectors.memories import subject_speaker_words
 from memoryapp.tenancy import tenant_activate_and_query
@@ -509,6 +510,7 @@ def memory_search(
     *, tenant: Tenant, subject_ref: str, query: str, k: int = 5, as_of: datetime | None = None,
     memory_types: list[str] | None = None, namespace: str | None = None, include_superseded: bool = False,
     min_score: float | None = None, query_embedding: np.ndarray | None = None, record_access: bool = True,
+    policy: ReadPolicy = AGENT_DEFAULT, working_namespace: str | None = None,
 ) -> list[SearchHit]:
     """The subject's best memories for `query`, best first. Needs an open transaction (the
     request's or the caller's): it binds it to `tenant` for row-level security.
@@ -516,7 +518,9 @@ def memory_search(
     Two round trips whatever `k`: the tenant binding with the ranking query, then the hits' rows
     with their relations and the access count (selectors/hits.py); a third, small one when the
     query names someone (search_terms). `query_embedding`, if given, is the embedding of
-    search_text(query)."""
+    search_text(query). `policy`: sensitivity and purpose (readpolicy.py); `working_namespace`:
+    the namespace the caller works in, where the narrowest applicable version of a keyed fact
+    wins (readpolicy.narrowest_sql)."""
     now = timezone.now()
     as_of = as_of or now
     statuses = [Memory.Status.ACTIVE]
@@ -531,6 +535,13 @@ def memory_search(
         extra.append("AND (m.namespace = %(ns)s OR m.namespace LIKE %(ns_prefix)s)")
         params["ns"] = namespace.rstrip("/")
         params["ns_prefix"] = namespace.rstrip("/").replace("%", r"\%").replace("_", r"\_") + "/%"
+    # Sensitivity, purpose and namespace precedence are scope, like the rest: before ranking.
+    policy_clause, policy_params = policy_sql(policy)
+    extra.append(policy_clause)
+    params.update(policy_params)
+    if working_namespace is not None:
+        extra.append(narrowest_sql(policy))
+        params["ns_chain"] = namespace_chain(working_namespace)
     info = query_understand(query)
     text, named = search_terms(tenant=tenant, subject_ref=subject_ref, query=query, info=info)
     qvec = query_embedding if query_embedding is not None else embeddings.embed_text(text)

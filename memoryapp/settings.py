@@ -228,6 +228,7 @@ SPECTACULAR_SETTINGS = {
         "JobKindEnum": "memoryapp.models.Job.Kind",
         "SourceKindEnum": "memoryapp.models.SourceKind",
         "MemoryTypeEnum": "memoryapp.models.Memory.Type",
+        "SensitivityEnum": "memoryapp.models.Memory.Sensitivity",  # a memory's, and a read's max_sensitivity
         "HealthStatusEnum": ["ok", "unavailable"],
     },
 }

@@ -1,19 +1,27 @@
-"""A subject's profile: its current durable facts and preferences, small and structured, for
-the context endpoint to place first.
+"""A subject's profile: its current durable facts and preferences, small and structured, which
+the context places first whatever the query (seed 004: semantic memory is "structured, small,
+and always loaded").
 
 Computed from the current memories on every call rather than materialised: one indexed query
 over a capped set, and it can never be stale after a write, a correction, an expiry or an
 erasure (nothing to invalidate, nothing left behind to erase).
+
+Two values of one key from sources of equal authority that disagree are both kept by the write
+policy, flagged "conflict" (services/memories.py). The profile states neither: it lists them
+under "conflicts", each side with its date and source, until the person settles it.
 """
+import uuid
+
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memoryapp.models import Memory, Tenant, UNTRUSTED_SOURCES
-from memoryapp.selectors.memories import subject_find
+from memoryapp.models import Memory, Subject, Tenant, UNTRUSTED_SOURCES
+from memoryapp.readpolicy import AGENT_DEFAULT, ReadPolicy, namespace_chain, policy_q
 from memoryapp.tenancy import tenant_activate
 
 PROFILE_LIMIT = 50
+CONFLICT_FLAG = "conflict"
 
 
 def is_preference(memory: Memory) -> bool:
@@ -21,47 +29,98 @@ def is_preference(memory: Memory) -> bool:
     return "prefer" in haystack or "pref:" in haystack or "likes" in haystack
 
 
-@transaction.atomic
-def profile_get(*, tenant: Tenant, subject_ref: str, limit: int = PROFILE_LIMIT) -> dict:
-    """{"subject", "facts": [...], "preferences": [...], "updated_at"}: for each (namespace, key)
-    the newest current semantic memory, most important first. Unknown subjects, and subjects
-    being erased, have an empty profile. Atomic so it can bind the tenant wherever it is called
-    (inside a request's transaction it is a cheap savepoint)."""
-    tenant_activate(tenant=tenant)
-    profile = {"subject": subject_ref, "facts": [], "preferences": [], "updated_at": None}
-    subject = subject_find(tenant=tenant, external_id=subject_ref)
-    if subject is None:
-        return profile
+def profile_item(memory: Memory) -> dict:
+    return {
+        "key": memory.key,
+        "namespace": memory.namespace,
+        "statement": memory.statement,
+        "memory_id": memory.public_id,
+        "source": memory.source_kind,
+        "confidence": memory.confidence,
+        "importance": memory.importance,
+        "sensitivity": memory.sensitivity,
+        "valid_from": memory.valid_from.isoformat(),
+    }
+
+
+def _current(*, tenant: Tenant, subject_ref: str, policy: ReadPolicy, namespace: str | None):
+    """The subject's current keyed semantic memories the read may see: one query, the subject
+    found by its id inside it (none for an unknown subject or one being erased)."""
     now = timezone.now()
     current = (
         Memory.objects.filter(
-            tenant=tenant, subject=subject, memory_type=Memory.Type.SEMANTIC, status=Memory.Status.ACTIVE,
+            tenant=tenant, subject__tenant=tenant, subject__external_id=subject_ref,
+            subject__status=Subject.Status.ACTIVE, memory_type=Memory.Type.SEMANTIC, status=Memory.Status.ACTIVE,
             erasing=False, valid_from__lte=now,
         )
         .exclude(key="")
         .exclude(source_kind__in=list(UNTRUSTED_SOURCES))
         .filter(Q(valid_to__isnull=True) | Q(valid_to__gt=now))
         .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-        # DISTINCT ON keeps the first row of each (namespace, key): the newest.
-        .order_by("namespace", "key", "-valid_from", "-recorded_at")
-        .distinct("namespace", "key")
+        .filter(policy_q(policy))
     )
-    entries = sorted(current, key=lambda m: (-m.importance, -m.confidence, m.namespace, m.key))[:limit]
-    for memory in entries:
-        item = {
-            "key": memory.key,
-            "namespace": memory.namespace,
-            "statement": memory.statement,
-            "memory_id": memory.public_id,
-            "source": memory.source_kind,
-            "confidence": memory.confidence,
-            "importance": memory.importance,
-            "valid_from": memory.valid_from.isoformat(),
-        }
-        profile["preferences" if is_preference(memory) else "facts"].append(item)
-    if entries:
-        profile["updated_at"] = max(m.recorded_at for m in entries).isoformat()
+    if namespace is not None:
+        current = current.filter(namespace__in=namespace_chain(namespace))
+    return current.order_by("namespace", "key", "-valid_from", "-recorded_at")
+
+
+def _groups(memories, *, namespace: str | None) -> list[list[Memory]]:
+    """The current versions per fact, newest first. A fact is (namespace, key); working in a
+    namespace it is the key alone, held by the narrowest namespace that has a version of it."""
+    groups: dict[tuple, list[Memory]] = {}
+    for memory in memories:
+        groups.setdefault((memory.namespace, memory.key), []).append(memory)
+    if namespace is None:
+        return list(groups.values())
+    narrowest: dict[str, list[Memory]] = {}
+    for (ns, key), versions in groups.items():
+        if key not in narrowest or len(ns) > len(narrowest[key][0].namespace):
+            narrowest[key] = versions
+    return list(narrowest.values())
+
+
+@transaction.atomic
+def profile_get(*, tenant: Tenant, subject_ref: str, limit: int = PROFILE_LIMIT, policy: ReadPolicy = AGENT_DEFAULT,
+                namespace: str | None = None) -> dict:
+    """The profile (profile_build), the tenant bound first. Atomic so it can bind the tenant
+    wherever it is called (inside a request's transaction it is a cheap savepoint)."""
+    tenant_activate(tenant=tenant)
+    return profile_build(tenant=tenant, subject_ref=subject_ref, limit=limit, policy=policy, namespace=namespace)
+
+
+def profile_build(*, tenant: Tenant, subject_ref: str, limit: int = PROFILE_LIMIT, policy: ReadPolicy = AGENT_DEFAULT,
+                  namespace: str | None = None) -> dict:
+    """{"subject", "namespace", "facts", "preferences", "conflicts", "updated_at"}: for each fact
+    (see _groups) its newest current semantic version, most important first; a fact whose
+    current versions are in conflict goes to "conflicts" with all of them instead. `policy`
+    leaves out what the read may not see (readpolicy.py). Unknown subjects, and subjects being
+    erased, have an empty profile. Assumes the transaction is bound to `tenant` (the context
+    calls it right after the search bound it): one query."""
+    profile = {"subject": subject_ref, "namespace": namespace, "facts": [], "preferences": [], "conflicts": [],
+               "updated_at": None}
+    groups = _groups(_current(tenant=tenant, subject_ref=subject_ref, policy=policy, namespace=namespace),
+                     namespace=namespace)
+    groups.sort(key=lambda g: (-max(m.importance for m in g), -g[0].confidence, g[0].namespace, g[0].key))
+    groups = groups[:limit]
+    for versions in groups:
+        newest = versions[0]
+        # Two current versions of one fact, one of them flagged, is an open conflict; a flag left
+        # on the only current version (the other side was corrected away) is settled.
+        if len(versions) > 1 and any(CONFLICT_FLAG in (m.flags or []) for m in versions):
+            profile["conflicts"].append({"key": newest.key, "namespace": newest.namespace,
+                                         "versions": [profile_item(m) for m in versions]})
+        else:
+            profile["preferences" if is_preference(newest) else "facts"].append(profile_item(newest))
+    if groups:
+        profile["updated_at"] = max(m.recorded_at for g in groups for m in g).isoformat()
     return profile
+
+
+def profile_memory_ids(profile: dict) -> list[uuid.UUID]:
+    """The ids of every memory a profile shows (for the read audit)."""
+    ids = [item["memory_id"] for item in profile["facts"] + profile["preferences"]]
+    ids += [v["memory_id"] for c in profile["conflicts"] for v in c["versions"]]
+    return [uuid.UUID(public_id.removeprefix("mem_")) for public_id in ids]
 
 
 def profile_rebuild(*, tenant: Tenant, subject_ref: str) -> dict:

@@ -1,5 +1,6 @@
-"""The read audit: which key read which memories, when, for which query. The query is kept only
-as a SHA-256 hash, and no content at all, so the audit itself never becomes a copy of memory."""
+"""The read audit: which key read which memories, when, for which query and which purpose. The
+query is kept only as a SHA-256 hash, and no content at all, so the audit itself never becomes a
+copy of memory; the purpose is the caller's own short name for why it read."""
 import hashlib
 
 from django.db import transaction
@@ -15,7 +16,8 @@ def query_hash(query: str | None) -> str:
 
 @transaction.atomic
 def read_audit_record(
-    *, tenant: Tenant, actor: Actor, subject_ref: str, operation: str, memory_ids, query: str | None = None
+    *, tenant: Tenant, actor: Actor, subject_ref: str, operation: str, memory_ids, query: str | None = None,
+    purpose: str | None = None,
 ) -> ReadAudit:
     """Record one read (search, context, get, list, history, export). An empty read is recorded
     too: that a key looked, and found nothing, is part of the trail."""
@@ -27,4 +29,5 @@ def read_audit_record(
         operation=operation[:20],
         query_hash=query_hash(query),
         memory_ids=list(memory_ids),
+        purpose=(purpose or "")[:64],
     )

@@ -18,6 +18,7 @@ CONTRACT_PATHS = {
     "/api/v1/subjects/{subject}/console-link", "/api/v1/exports/{export_id}",
     "/api/v1/key",  # extension: the calling key itself (whether it is bound to a subject)
     "/api/v1/subjects/{subject}/namespaces",  # extension: the LangGraph store's list_namespaces
+    "/api/v1/subjects/{subject}/profile",  # extension (issue 15): the subject's current profile
 }
 
 

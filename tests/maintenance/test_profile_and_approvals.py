@@ -66,7 +66,8 @@ def test_profile_is_empty_for_another_tenants_subject_and_unknown_subjects(tenan
     write(tenant_a, "alice", "Alice lives in Bergen.", actor, key="user:home_city")
     assert profile(tenant_a, "carol")["facts"] == []
     assert [f["statement"] for f in profile(tenant_a, "alice")["facts"]] == ["Alice lives in Bergen."]
-    assert profile(tenant_a, "nobody") == {"subject": "nobody", "facts": [], "preferences": [], "updated_at": None}
+    assert profile(tenant_a, "nobody") == {"subject": "nobody", "namespace": None, "facts": [], "preferences": [],
+                                           "conflicts": [], "updated_at": None}
 
 
 def test_approving_a_procedure_activates_it_replaces_the_old_one_and_is_audited(tenant_a, actor):

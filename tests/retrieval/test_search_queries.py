@@ -149,12 +149,13 @@ def test_search_of_another_tenant_or_subject_finds_none_of_these_rows(tenant_a, 
     assert Memory.objects.filter(tenant=tenant_a, subject__external_id="alice", access_count__gt=0).count() == 0
 
 
-def test_context_build_costs_two_queries(tenant_a, actor):
+def test_context_build_costs_three_queries(tenant_a, actor):
+    # The search's two, and one for the profile, which the context always loads (issue 15).
     history(tenant_a, actor)
     with CaptureQueriesContext(connection) as ctx:
         built = context_build(tenant=tenant_a, subject_ref="alice", query="Where does the dog walk?",
                               token_budget=200)
-    assert built["memories"] and len(ctx.captured_queries) == 2
+    assert built["memories"] and len(ctx.captured_queries) == 3
 
 
 def test_the_search_and_context_endpoints_cost_the_same_queries_whatever_k(tenant_a, actor):

@@ -1,0 +1,87 @@
+"""What a read may see beyond tenant, subject and time: sensitivity and purpose (seed 001 §6,
+step 3), and which namespace's version of a keyed fact applies (seed 001 §15).
+
+These are filters, never weights: a memory a read may not see is removed from the scope before
+any ranking (retrieval.py puts `policy_sql` in its scope CTE; the profile uses `policy_q`), so no
+score can bring it back.
+
+Sensitivity is ordered public < internal < personal < special. A read names the highest level
+it may see; the default, `personal`, leaves `special` (health, beliefs, ...) out unless a read
+asks for it.
+
+Purpose: a memory may be written with the purposes it may be used for (metadata "purposes", a
+list of short names; none or an empty list = any purpose). A read that names a purpose sees
+unrestricted memories and those that list its purpose; a read that names none sees only
+unrestricted ones. Purposes are compared exactly (after trimming and lower-casing at the door),
+so "billing" and "invoicing" are different purposes: a tenant picks its own vocabulary.
+"""
+from dataclasses import dataclass
+
+from django.db.models import Q
+
+SENSITIVITY_ORDER = ("public", "internal", "personal", "special")
+DEFAULT_MAX_SENSITIVITY = "personal"
+PURPOSES_FIELD = "purposes"  # the metadata key a write restricts its purposes with
+
+
+def sensitivities_up_to(level: str) -> list[str]:
+    return list(SENSITIVITY_ORDER[: SENSITIVITY_ORDER.index(level) + 1])
+
+
+@dataclass(frozen=True)
+class ReadPolicy:
+    purpose: str | None = None
+    max_sensitivity: str = DEFAULT_MAX_SENSITIVITY
+    # The person's own view in the console: they see everything about themselves.
+    unrestricted: bool = False
+
+
+AGENT_DEFAULT = ReadPolicy()
+OWNER_VIEW = ReadPolicy(max_sensitivity="special", unrestricted=True)
+
+
+def policy_sql(policy: ReadPolicy, alias: str = "m") -> tuple[str, dict]:
+    """An `AND ...` clause on the memory row `alias`, and its parameters. A "purposes" value that
+    is not a list (only a write outside the API could store one) restricts like a list would:
+    unreadable without its purpose, never open to all."""
+    if policy.unrestricted:
+        return "", {}
+    sql = (f"AND {alias}.sensitivity = ANY(%(rp_levels)s) "
+           f"AND (NOT {alias}.metadata ? 'purposes' OR {alias}.metadata -> 'purposes' IN ('[]'::jsonb, 'null'::jsonb)"
+           f" OR coalesce({alias}.metadata -> 'purposes' ? %(rp_purpose)s, false))")
+    return sql, {"rp_levels": sensitivities_up_to(policy.max_sensitivity), "rp_purpose": policy.purpose}
+
+
+def policy_q(policy: ReadPolicy) -> Q:
+    """The same filter for the ORM (the profile, the console)."""
+    if policy.unrestricted:
+        return Q()
+    open_to_all = (~Q(metadata__has_key=PURPOSES_FIELD) | Q(metadata__purposes=[])
+                   | Q(metadata__purposes=None))
+    if policy.purpose:
+        open_to_all |= Q(metadata__purposes__contains=policy.purpose) | Q(metadata__purposes=policy.purpose)
+    return Q(sensitivity__in=sensitivities_up_to(policy.max_sensitivity)) & open_to_all
+
+
+def namespace_chain(namespace: str) -> list[str]:
+    """The namespaces whose memories apply to work in `namespace`: itself and every ancestor up
+    to the top level (""), broadest first. "capacity/finance-report" -> ["", "capacity",
+    "capacity/finance-report"]. A sibling's or a child's memories are more specific to other
+    work and do not apply."""
+    parts = [p for p in namespace.strip("/").split("/") if p]
+    return [""] + ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def narrowest_sql(policy: ReadPolicy) -> str:
+    """An `AND ...` clause for the scope CTE (alias m; parameters %(ns_chain)s and the scope's
+    own): only namespaces in the chain, and for a keyed fact only the version in the narrowest
+    namespace that has one in scope. The inner conditions repeat the scope's (status, validity,
+    expiry, policy), so a narrower version the read cannot see does not hide the general one."""
+    inner_policy, _ = policy_sql(policy, alias="n")
+    return f"""AND m.namespace = ANY(%(ns_chain)s) AND (m.key = '' OR NOT EXISTS (
+        SELECT 1 FROM memoryapp_memory n
+        WHERE n.tenant_id = m.tenant_id AND n.subject_id = m.subject_id AND n.key = m.key
+          AND n.namespace = ANY(%(ns_chain)s) AND length(n.namespace) > length(m.namespace)
+          AND NOT n.erasing AND n.status = ANY(%(statuses)s) AND n.valid_from <= %(as_of)s
+          AND (%(all_versions)s OR n.valid_to IS NULL OR n.valid_to > %(as_of)s)
+          AND (n.expires_at IS NULL OR n.expires_at > %(now)s) {inner_policy}))"""

@@ -64,24 +64,36 @@ def policy_q(policy: ReadPolicy) -> Q:
 
 
 def namespace_chain(namespace: str) -> list[str]:
-    """The namespaces whose memories apply to work in `namespace`: itself and every ancestor up
-    to the top level (""), broadest first. "capacity/finance-report" -> ["", "capacity",
-    "capacity/finance-report"]. A sibling's or a child's memories are more specific to other
-    work and do not apply."""
+    """The namespaces above work in `namespace` whose memories apply to it: itself and every
+    ancestor up to the top level (""), broadest first. "capacity/finance-report" -> ["",
+    "capacity", "capacity/finance-report"]."""
     parts = [p for p in namespace.strip("/").split("/") if p]
     return [""] + ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
+def below_pattern(namespace: str) -> str:
+    """A LIKE pattern for the namespaces below `namespace` ("support-agent" -> "support-agent/%").
+    Their memories belong to parts of the same work (an agent's "support-agent/preference"),
+    so they apply too; a sibling's ("capacity/hr" for "capacity/finance-report") do not."""
+    escaped = namespace.strip("/").replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_")
+    return f"{escaped}/%" if escaped else "%"
+
+
 def narrowest_sql(policy: ReadPolicy) -> str:
-    """An `AND ...` clause for the scope CTE (alias m; parameters %(ns_chain)s and the scope's
-    own): only namespaces in the chain, and for a keyed fact only the version in the narrowest
-    namespace that has one in scope. The inner conditions repeat the scope's (status, validity,
-    expiry, policy), so a narrower version the read cannot see does not hide the general one."""
+    """An `AND ...` clause for the scope CTE (alias m; parameters %(ns_chain)s, %(ns_below)s and
+    the scope's own): only the working namespace, its ancestors and what is below it; and for a
+    keyed fact only the version in the narrowest namespace of the chain that has one in scope. A
+    version below the working namespace applies only when nothing in the chain has that key
+    (working in "capacity-plans", the finance report's own rule gives way to the general one).
+    The inner conditions repeat the scope's (status, validity, expiry, policy), so a narrower
+    version the read cannot see does not hide the general one."""
     inner_policy, _ = policy_sql(policy, alias="n")
-    return f"""AND m.namespace = ANY(%(ns_chain)s) AND (m.key = '' OR NOT EXISTS (
+    return f"""AND (m.namespace = ANY(%(ns_chain)s) OR m.namespace LIKE %(ns_below)s)
+      AND (m.key = '' OR NOT EXISTS (
         SELECT 1 FROM memoryapp_memory n
         WHERE n.tenant_id = m.tenant_id AND n.subject_id = m.subject_id AND n.key = m.key
-          AND n.namespace = ANY(%(ns_chain)s) AND length(n.namespace) > length(m.namespace)
+          AND n.namespace = ANY(%(ns_chain)s)
+          AND (m.namespace <> ALL(%(ns_chain)s) OR length(n.namespace) > length(m.namespace))
           AND NOT n.erasing AND n.status = ANY(%(statuses)s) AND n.valid_from <= %(as_of)s
           AND (%(all_versions)s OR n.valid_to IS NULL OR n.valid_to > %(as_of)s)
           AND (n.expires_at IS NULL OR n.expires_at > %(now)s) {inner_policy}))"""

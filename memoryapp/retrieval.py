@@ -36,7 +36,9 @@ from memoryapp import embeddings
 from memoryapp.models import Memory, Tenant, UNTRUSTED_SOURCES
 from memoryapp.keyroute import key_weight, keys_for_query
 from memoryapp.query import QueryInfo, query_in_first_person, query_match_text, query_understand
-from memoryapp.readpolicy import AGENT_DEFAULT, ReadPolicy, namespace_chain, narrowest_sql, policy_sql
+from memoryapp.readpolicy import (
+    AGENT_DEFAULT, ReadPolicy, below_pattern, namespace_chain, narrowest_sql, policy_sql,
+)
 from memoryapp.selectors.hits import memories_for_hits
 from memoryapp.selectors.memories import subject_speaker_words
 from memoryapp.tenancy import tenant_activate_and_query
@@ -542,6 +544,7 @@ def memory_search(
     if working_namespace is not None:
         extra.append(narrowest_sql(policy))
         params["ns_chain"] = namespace_chain(working_namespace)
+        params["ns_below"] = below_pattern(working_namespace)
     info = query_understand(query)
     text, named = search_terms(tenant=tenant, subject_ref=subject_ref, query=query, info=info)
     qvec = query_embedding if query_embedding is not None else embeddings.embed_text(text)

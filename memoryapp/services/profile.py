@@ -60,23 +60,31 @@ def _current(*, tenant: Tenant, subject_ref: str, policy: ReadPolicy, namespace:
         .filter(policy_q(policy))
     )
     if namespace is not None:
-        current = current.filter(namespace__in=namespace_chain(namespace))
+        below = namespace.strip("/")
+        current = current.filter(Q(namespace__in=namespace_chain(namespace))
+                                 | (Q(namespace__startswith=below + "/") if below else Q()))
     return current.order_by("namespace", "key", "-valid_from", "-recorded_at")
 
 
 def _groups(memories, *, namespace: str | None) -> list[list[Memory]]:
     """The current versions per fact, newest first. A fact is (namespace, key); working in a
-    namespace it is the key alone, held by the narrowest namespace that has a version of it."""
+    namespace it is the key alone, held by the narrowest namespace of the chain that has a
+    version of it (readpolicy.narrowest_sql: the same rule for search)."""
     groups: dict[tuple, list[Memory]] = {}
     for memory in memories:
         groups.setdefault((memory.namespace, memory.key), []).append(memory)
     if namespace is None:
         return list(groups.values())
+    # Per key: the narrowest version in the chain; only without one, those below the namespace.
+    chain = set(namespace_chain(namespace))
     narrowest: dict[str, list[Memory]] = {}
+    below: dict[str, list[list[Memory]]] = {}
     for (ns, key), versions in groups.items():
-        if key not in narrowest or len(ns) > len(narrowest[key][0].namespace):
+        if ns not in chain:
+            below.setdefault(key, []).append(versions)
+        elif key not in narrowest or len(ns) > len(narrowest[key][0].namespace):
             narrowest[key] = versions
-    return list(narrowest.values())
+    return [*narrowest.values(), *(v for key, lists in below.items() if key not in narrowest for v in lists)]
 
 
 @transaction.atomic

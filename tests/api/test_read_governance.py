@@ -203,7 +203,25 @@ def test_seed_15_the_finance_report_rule_applies_there_and_the_original_elsewher
     finance_profile = profile(client_a, "alice", namespace="capacity-plans/finance-report")
     assert statements(finance_profile) == [finance["statement"]]
     assert statements(profile(client_a, "alice", namespace="capacity-plans")) == [general["statement"]]
-    assert statements(profile(client_b, "alice", namespace="capacity-plans")) == []
+    # Tenant B has no general version: its finance rule, filed below capacity-plans, applies there.
+    assert statements(profile(client_b, "alice", namespace="capacity-plans")) == [
+        "Tenant B: always give the card count only."]
+
+
+def test_working_in_a_namespace_includes_what_is_filed_below_it_but_not_a_siblings(client_a, client_b):
+    # An agent working as "support-agent" reads its own "support-agent/preference" memories.
+    write(client_a, "alice", "Alice wants answers with the conclusion first.", namespace="support-agent/preference")
+    write(client_a, "alice", "Alice wants answers with a long preamble.", namespace="sales-agent/preference")
+    write(client_b, "alice", "Tenant B: Alice wants answers in verse.", namespace="support-agent/preference")
+    text = context(client_a, "alice", "How does Alice want answers?", namespace="support-agent")["context"]
+    assert "conclusion first" in text and "long preamble" not in text and "verse" not in text
+    # A keyed fact only below the working namespace applies there; the chain's own version wins.
+    write(client_a, "alice", "Alice's reports use metric units.", namespace="reports/engineering", key="user:units")
+    assert found(client_a, "alice", "units", working_namespace="reports") == ["Alice's reports use metric units."]
+    write(client_a, "alice", "Alice's reports use imperial units.", namespace="reports", key="user:units")
+    assert found(client_a, "alice", "units", working_namespace="reports") == ["Alice's reports use imperial units."]
+    assert found(client_a, "alice", "units", working_namespace="reports/engineering") == [
+        "Alice's reports use metric units."]
 
 
 def test_a_narrower_version_the_read_may_not_see_does_not_hide_the_general_one(client_a):

@@ -111,6 +111,10 @@ def query_periods(query: str) -> tuple:
     return tuple(dict.fromkeys(periods))
 
 
+def _keep_case(original: str, word: str) -> str:
+    return word.capitalize() if original[:1].isupper() else word
+
+
 # How a question refers to the person the memories are about: "the user" (an agent asking about
 # them), "you" (an agent asking them). Their statements say "I" and "my", so the query is
 # matched as they would say it; and "user" is no content word to match (every derived
@@ -119,6 +123,11 @@ _SUBJECT_REFERENCES = [
     (re.compile(r"\b(?:the\s+)?user['’]s\b", re.I), "my"),
     (re.compile(r"\b(?:the\s+)?users['’](?!\w)", re.I), "my"),
     (re.compile(r"\b(?:the\s+)?user\b", re.I), "I"),
+    # Contractions first: "you're" is "I'm", not "I're".
+    (re.compile(r"\byou['’]re\b", re.I), "I'm"),
+    (re.compile(r"\byou['’](ve|ll|d)\b", re.I), r"I'\1"),
+    (re.compile(r"\b(are|were)\s+you\b", re.I), lambda m: _keep_case(m[1], "am" if m[1].lower() == "are" else "was")
+     + " I"),
     (re.compile(r"\byourself\b", re.I), "myself"),
     (re.compile(r"\byours\b", re.I), "mine"),
     (re.compile(r"\byour\b", re.I), "my"),

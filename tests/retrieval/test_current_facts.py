@@ -34,6 +34,10 @@ def _signals(sims, bm25, seqs, roles, speakers=None, bm25_ideal=0.0):
     ("Is that bike yours?", "Is that bike mine?"),
     ("Who is the users' dentist?", "Who is my dentist?"),
     ("How does the username field work?", "How does the username field work?"),  # not a reference
+    ("You're vegan, aren't you?", "I'm vegan, aren't I?"),
+    ("Where are you based these days?", "Where am I based these days?"),
+    ("Were you ever in Lisbon?", "Was I ever in Lisbon?"),
+    ("What you'd order there", "What I'd order there"),
 ])
 def test_a_query_about_the_subject_is_matched_in_the_first_person(query, expected):
     assert query_in_first_person(query) == expected

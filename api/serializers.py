@@ -273,11 +273,18 @@ class SearchIn(StrictSerializer):
     namespace = NamespaceField(required=False)
     include_superseded = serializers.BooleanField(default=False)
     min_score = FiniteFloatField(required=False, min_value=-10.0, max_value=10.0)
+    known_at = TimeField(required=False, help_text="Extension: answer as the store knew it at this time "
+                         "(versions recorded by then, in the state they had then); `as_of` defaults to it.")
 
 
 class ContextIn(StrictSerializer):
     query = text(MAX_QUERY)
     token_budget = serializers.IntegerField(min_value=1, max_value=100_000, default=1000)
+    known_at = TimeField(required=False, help_text="Extension: as in search.")
+
+
+class HistoryIn(StrictSerializer):
+    known_at = TimeField(required=False, help_text="Extension: the history as the store knew it at this time.")
 
 
 class EmptyIn(StrictSerializer):

@@ -9,6 +9,7 @@ Tokens are approximated as ceil(characters / 4), the usual rule of thumb for Eng
 BPE tokenizers; the same function counts every line and the total never exceeds the budget.
 """
 import math
+from datetime import datetime
 
 from memoryapp.models import Memory, Tenant
 from memoryapp.retrieval import SearchHit, memory_search
@@ -67,12 +68,14 @@ def nothing_relevant(hits: list[SearchHit]) -> bool:
     return all(h.details.get("vector_similarity", 0.0) < NOTHING_RELEVANT_BELOW for h in hits[:EVIDENCE_HITS])
 
 
-def context_build(*, tenant: Tenant, subject_ref: str, query: str, token_budget: int) -> dict:
+def context_build(*, tenant: Tenant, subject_ref: str, query: str, token_budget: int,
+                  known_at: datetime | None = None) -> dict:
     """Returns {"context": text, "memories": [SearchHit], "tokens": n, "nothing_relevant": bool}
     with n <= token_budget. Memories that do not fit are left out whole, never cut
     mid-statement. When nothing stored answers the query, the text says so and no memory is
     offered as the answer."""
-    hits: list[SearchHit] = memory_search(tenant=tenant, subject_ref=subject_ref, query=query, k=CANDIDATES)
+    hits: list[SearchHit] = memory_search(tenant=tenant, subject_ref=subject_ref, query=query, k=CANDIDATES,
+                                          known_at=known_at)
     if hits and nothing_relevant(hits):
         text = NOTHING_RELEVANT if count_tokens(NOTHING_RELEVANT) <= token_budget else ""
         return {"context": text, "memories": [], "tokens": count_tokens(text), "nothing_relevant": True}

@@ -24,6 +24,7 @@ def search_answer(request, subject: str, data: dict) -> dict:
             tenant=request.tenant, subject_ref=subject, query=data["query"], k=data["k"],
             as_of=data.get("as_of"), memory_types=data.get("memory_types"), namespace=data.get("namespace"),
             include_superseded=data["include_superseded"], min_score=data.get("min_score"),
+            known_at=data.get("known_at"),
         )
     read_audit_record(
         tenant=request.tenant, actor=api_key_actor(request.api_key), subject_ref=subject, operation="search",
@@ -35,7 +36,7 @@ def search_answer(request, subject: str, data: dict) -> dict:
 def context_answer(request, subject: str, data: dict) -> dict:
     with SEARCH_SECONDS.time():
         built = context_build(tenant=request.tenant, subject_ref=subject, query=data["query"],
-                              token_budget=data["token_budget"])
+                              token_budget=data["token_budget"], known_at=data.get("known_at"))
     read_audit_record(
         tenant=request.tenant, actor=api_key_actor(request.api_key), subject_ref=subject, operation="context",
         memory_ids=[h.memory.pk for h in built["memories"]], query=data["query"],

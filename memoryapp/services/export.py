@@ -14,8 +14,11 @@ from django.utils import timezone
 
 from memoryapp.actors import Actor
 from memoryapp.errors import ApplicationError
-from memoryapp.models import AuditEntry, Event, ExportFile, Job, Memory, MemoryEvidence, MemoryLineage, Subject, Tenant
+from memoryapp.models import (
+    AuditEntry, Event, ExportFile, Job, Memory, MemoryEvidence, MemoryLineage, ReadAudit, Subject, Tenant,
+)
 from memoryapp.selectors.memories import subject_get
+from memoryapp.selectors.reads import key_names
 from memoryapp.services.audit import audit_record, audit_seal
 from memoryapp.services.jobs import job_create, job_progress
 from memoryapp.tenancy import tenant_activate
@@ -70,6 +73,15 @@ def _audit_json(a: AuditEntry) -> dict:
         "memory_id": f"mem_{a.memory_id.hex}" if a.memory_id else None, "target": a.target,
         "before": a.before, "after": a.after, "details": a.details, "redacted": a.redacted_at is not None,
         "entry_hash": a.entry_hash,
+    }
+
+
+def _read_json(r: ReadAudit, names: dict) -> dict:
+    """One read of the person's memories: who (the key's name too), when, which memories; the
+    query only as the hash the read audit keeps."""
+    return {
+        "at": _time(r.created_at), "actor": r.actor, "key_name": names.get(r.actor), "operation": r.operation,
+        "memory_ids": [f"mem_{m.hex}" for m in r.memory_ids], "query_sha256": r.query_hash or None,
     }
 
 
@@ -131,6 +143,13 @@ def export_job_run(*, tenant: Tenant, job: Job) -> dict:
             for a in AuditEntry.objects.filter(tenant=tenant, subject_row_id=subject.pk)
             .order_by(F("seq").asc(nulls_last=True), "id").iterator(chunk_size=BATCH_SIZE)
         ]
+        names = key_names(tenant=tenant, actors=set(
+            ReadAudit.objects.filter(tenant=tenant, subject_row_id=subject.pk).values_list("actor", flat=True)))
+        reads = [
+            _read_json(r, names)
+            for r in ReadAudit.objects.filter(tenant=tenant, subject_row_id=subject.pk).order_by("created_at", "id")
+            .iterator(chunk_size=BATCH_SIZE)
+        ]
         now = timezone.now()
         document = {
             "format": FORMAT,
@@ -140,6 +159,7 @@ def export_job_run(*, tenant: Tenant, job: Job) -> dict:
             "memories": memories,
             "lineage": {"evidence": evidence, "derived_from": derived_from, "supersedes": supersedes},
             "audit": audit,
+            "reads": reads,
         }
         # ensure_ascii=False: the file holds the text as written, so it is also searchable as such.
         content = json.dumps(document, ensure_ascii=False, sort_keys=False).encode("utf-8")
@@ -159,7 +179,7 @@ def export_job_run(*, tenant: Tenant, job: Job) -> dict:
         "size": len(content),
         "sha256": hashlib.sha256(content).hexdigest(),
         "counts": {"events": len(events), "memories": len(memories), "evidence": len(evidence),
-                   "derived_from": len(derived_from), "audit": len(audit)},
+                   "derived_from": len(derived_from), "audit": len(audit), "reads": len(reads)},
     }
 
 

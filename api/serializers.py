@@ -283,7 +283,8 @@ class ContextIn(StrictSerializer):
     known_at = TimeField(required=False, help_text="Extension: as in search.")
 
 
-class HistoryIn(StrictSerializer):
+class HistoryIn(serializers.Serializer):
+    # Not strict: v1 answered history whatever else the query string held, and still does.
     known_at = TimeField(required=False, help_text="Extension: the history as the store knew it at this time.")
 
 

@@ -112,3 +112,24 @@ def test_a_search_behind_a_table_lock_answers_503_within_the_timeout(client_a, s
         _release(owner)
     assert_error(response, 503, "memory_unavailable")
     assert LOCK_MS / 1000 <= elapsed < LOCK_MS / 1000 * 3, elapsed
+
+
+def test_a_console_page_behind_a_table_lock_answers_503_within_the_timeout(client_a, tenant_a, short_timeouts):
+    from django.test import Client
+    from django.urls import reverse
+
+    from memoryapp.services.signin import console_subject_user_get_or_create
+
+    write(client_a, "alice", "I like green tea.")
+    console = Client()
+    console.force_login(console_subject_user_get_or_create(tenant=tenant_a, subject_ref="alice"))
+    owner = _held_by_owner("LOCK TABLE memoryapp_memory IN ACCESS EXCLUSIVE MODE", [])
+    try:
+        started = time.monotonic()
+        response = console.get(reverse("console:memories"))
+        elapsed = time.monotonic() - started
+    finally:
+        _release(owner)
+    assert response.status_code == 503 and b"briefly unavailable" in response.content
+    assert LOCK_MS / 1000 <= elapsed < LOCK_MS / 1000 * 3, elapsed
+    assert console.get(reverse("console:memories")).status_code == 200  # and it answers again

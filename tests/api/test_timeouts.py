@@ -12,7 +12,8 @@ from memoryapp.models import Memory, Subject
 from tests.api.conftest import assert_error, post, write
 from tests.conftest import as_tenant
 
-pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "owner"])
+# Transactional where another session must see committed rows, or a connection is reopened.
+blocking = pytest.mark.django_db(transaction=True, databases=["default", "owner"])
 
 # Short, and far apart: a request that waited for the lock once answers after LOCK_MS, one that
 # retried would take a multiple of it, and the statement timeout never fires first.
@@ -38,12 +39,14 @@ def short_timeouts():
     conn.settings_dict["OPTIONS"] = configured
 
 
+@pytest.mark.django_db(databases=["default", "owner"])
 def test_every_application_connection_has_timeouts_and_the_owner_has_none():
     assert _show("default", "statement_timeout") == "10s" and _show("default", "lock_timeout") == "5s"
     assert _show("owner", "statement_timeout") == "0" and _show("owner", "lock_timeout") == "0"
     assert "statement_timeout=600000" in settings.DB_WORKER_OPTIONS["options"]
 
 
+@blocking
 def test_a_worker_process_connects_with_the_worker_timeouts():
     from workers.celery import _worker_db_timeouts
 
@@ -78,6 +81,7 @@ def _release(owner):
     owner.set_autocommit(True)
 
 
+@blocking
 def test_a_write_waiting_on_a_held_row_lock_answers_503_within_the_lock_timeout(
         client_a, client_b, tenant_a, short_timeouts):
     write(client_a, "alice", "I like green tea.")
@@ -101,6 +105,7 @@ def test_a_write_waiting_on_a_held_row_lock_answers_503_within_the_lock_timeout(
     write(client_a, "alice", "I like black coffee.")  # the lock is gone: writes go through again
 
 
+@blocking
 def test_a_search_behind_a_table_lock_answers_503_within_the_timeout(client_a, short_timeouts):
     write(client_a, "alice", "I like green tea.")
     owner = _held_by_owner("LOCK TABLE memoryapp_memory IN ACCESS EXCLUSIVE MODE", [])
@@ -114,6 +119,7 @@ def test_a_search_behind_a_table_lock_answers_503_within_the_timeout(client_a, s
     assert LOCK_MS / 1000 <= elapsed < LOCK_MS / 1000 * 3, elapsed
 
 
+@blocking
 def test_a_console_page_behind_a_table_lock_answers_503_within_the_timeout(client_a, tenant_a, short_timeouts):
     from django.test import Client
     from django.urls import reverse

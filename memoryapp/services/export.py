@@ -15,7 +15,8 @@ from django.utils import timezone
 from memoryapp.actors import Actor
 from memoryapp.errors import ApplicationError
 from memoryapp.models import (
-    AuditEntry, Event, ExportFile, Job, Memory, MemoryEvidence, MemoryLineage, ReadAudit, Subject, Tenant,
+    AuditEntry, Event, ExportFile, Job, Memory, MemoryChange, MemoryEvidence, MemoryLineage, ReadAudit, Subject,
+    Tenant,
 )
 from memoryapp.selectors.memories import subject_get
 from memoryapp.selectors.reads import key_names
@@ -138,6 +139,13 @@ def export_job_run(*, tenant: Tenant, job: Job) -> dict:
         supersedes = [
             {"memory_id": m["id"], "superseded_by": m["superseded_by"]} for m in memories if m["superseded_by"]
         ]
+        # When each version's status or valid_to changed, and what it was before (known_at).
+        changes = [
+            {"memory_id": f"mem_{m.hex}", "changed_at": _time(at), "status_before": st, "valid_to_before": _time(vt)}
+            for m, at, st, vt in MemoryChange.objects.filter(tenant=tenant, memory__subject=subject,
+                                                              memory__erasing=False)
+            .order_by("changed_at", "id").values_list("memory_id", "changed_at", "status", "valid_to")
+        ]
         audit = [
             _audit_json(a)
             for a in AuditEntry.objects.filter(tenant=tenant, subject_row_id=subject.pk)
@@ -157,7 +165,8 @@ def export_job_run(*, tenant: Tenant, job: Job) -> dict:
             "subject": {"id": subject.external_id, "kind": subject.kind, "created_at": _time(subject.created_at)},
             "events": events,
             "memories": memories,
-            "lineage": {"evidence": evidence, "derived_from": derived_from, "supersedes": supersedes},
+            "lineage": {"evidence": evidence, "derived_from": derived_from, "supersedes": supersedes,
+                        "changes": changes},
             "audit": audit,
             "reads": reads,
         }

@@ -22,14 +22,21 @@ QUERY = "where did I grow up, zebra lantern"
 def test_the_export_lists_the_persons_reads_with_the_key_name_and_no_query(tenant_a, tenant_b):
     client, other = make_client(tenant_a), make_client(tenant_b)
     memory = post(client, "subjects/sam/memories", {"statement": "I grew up in Ravenna."}).json()
-    post(client, "subjects/kim/memories", {"statement": "I grew up in Lyon."})
+    kim = post(client, "subjects/kim/memories", {"statement": "I grew up in Lyon."}).json()
     post(other, "subjects/sam/memories", {"statement": "I grew up in Oslo."})
     post(client, "subjects/sam/search", {"query": QUERY})
+    client.patch(f"/api/v1/subjects/kim/memories/{kim['id']}", {"statement": "I grew up in Nice."}, format="json")
     post(client, "subjects/kim/search", {"query": "kim's own query"})
     post(other, "subjects/sam/search", {"query": "tenant b query"})
 
+    client.patch(f"/api/v1/subjects/sam/memories/{memory['id']}", {"statement": "I grew up in Rimini."},
+                 format="json")
     content = client.get(export_now(client, tenant_a, "sam")).content.decode()
     reads = json.loads(content)["reads"]
+    # The correction's recorded change is exported (sam's only: not kim's).
+    changes = json.loads(content)["lineage"]["changes"]
+    assert [(c["memory_id"], c["status_before"], c["valid_to_before"]) for c in changes] == [
+        (memory["id"], "active", None)]
     searches = [r for r in reads if r["operation"] == "search"]
     assert len(searches) == 1 and searches[0]["key_name"] == "test"
     assert searches[0]["memory_ids"] == [memory["id"]] and searches[0]["query_sha256"] == query_hash(QUERY)

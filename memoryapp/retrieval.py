@@ -93,18 +93,13 @@ WITH scope AS MATERIALIZED (
     -- subject's events by index instead of hashing all of the tenant's.
     LEFT JOIN memoryapp_event e ON e.id = m.source_event_id AND e.tenant_id = m.tenant_id
                                AND e.subject_id = m.subject_id
-    -- As known at known_at: the state a later change replaced (MemoryChange); none, current state.
-    LEFT JOIN LATERAL (SELECT c.status, c.valid_to FROM memoryapp_memorychange c
-                       WHERE %(known_at)s::timestamptz IS NOT NULL AND c.memory_id = m.id
-                         AND c.tenant_id = m.tenant_id AND c.changed_at > %(known_at)s
-                       ORDER BY c.changed_at, c.id LIMIT 1) was ON true
+    {known_join}
     WHERE m.tenant_id = %(tenant)s AND m.subject_id = {subject} AND NOT m.erasing
-      AND (%(known_at)s::timestamptz IS NULL OR m.recorded_at <= %(known_at)s)
-      AND coalesce(was.status, m.status) = ANY(%(statuses)s)
+      {known_filter}
+      AND {status} = ANY(%(statuses)s)
       AND m.valid_from <= %(as_of)s
-      AND (%(all_versions)s OR CASE WHEN was.status IS NULL THEN m.valid_to ELSE was.valid_to END IS NULL
-           OR CASE WHEN was.status IS NULL THEN m.valid_to ELSE was.valid_to END > %(as_of)s)
-      AND (m.expires_at IS NULL OR m.expires_at > coalesce(%(known_at)s, %(now)s))
+      AND (%(all_versions)s OR {valid_to} IS NULL OR {valid_to} > %(as_of)s)
+      AND (m.expires_at IS NULL OR m.expires_at > %(known_at)s)
       {extra}
 ),
 qterms AS (
@@ -182,6 +177,19 @@ def _vector_literal(vector: np.ndarray) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
 
 
+# A version as known at known_at: the state its first later change replaced (MemoryChange), or
+# its current state. Joined only when known_at is given: the lateral lookup costs per scope row.
+_AS_KNOWN = {
+    "{known_join}": ("LEFT JOIN LATERAL (SELECT c.status, c.valid_to FROM memoryapp_memorychange c"
+                     " WHERE c.memory_id = m.id AND c.tenant_id = m.tenant_id AND c.changed_at > %(known_at)s"
+                     " ORDER BY c.changed_at, c.id LIMIT 1) was ON true"),
+    "{known_filter}": "AND m.recorded_at <= %(known_at)s",
+    "{status}": "coalesce(was.status, m.status)",
+    "{valid_to}": "(CASE WHEN was.status IS NULL THEN m.valid_to ELSE was.valid_to END)",
+}
+# Without known_at, no recorded_at bound: another server's clock may run a little ahead of ours.
+_AS_NOW = {"{known_join}": "", "{known_filter}": "", "{status}": "m.status", "{valid_to}": "m.valid_to"}
+
 # The subject, found by its external id inside the ranking statement: a missing subject, or one
 # being erased, leaves the scope empty (an empty answer), and costs no round trip of its own.
 _SUBJECT_BY_REF = ("(SELECT sub.id FROM memoryapp_subject sub WHERE sub.tenant_id = %(tenant)s"
@@ -198,11 +206,13 @@ def search_signals(*, tenant: Tenant, subject_id: int | None = None, subject_ref
     params = dict(extra_params or {})
     params.update(
         tenant=tenant.pk, subject=subject_id, subject_ref=subject_ref, statuses=statuses,
-        as_of=as_of, all_versions=include_superseded, known_at=known_at,
+        as_of=as_of, all_versions=include_superseded, known_at=known_at or now,
         now=now, qvec=_vector_literal(query_embedding), query=query[:4000], k1=BM25_K1, b=BM25_B,
         pool=POOL, named=" ".join(sorted(named)) or None, change_cues=CHANGE_CUES,
     )
     sql = _SQL.replace("{subject}", "%(subject)s" if subject_id is not None else _SUBJECT_BY_REF)
+    for placeholder, text in (_AS_NOW if known_at is None else _AS_KNOWN).items():
+        sql = sql.replace(placeholder, text)
     rows = tenant_activate_and_query(tenant=tenant, sql=sql.replace("{extra}", extra_sql), params=params)
     # One pass over the rows to turn them into columns: a k=50 search reads ~700 rows.
     cols = list(zip(*rows)) if rows else [()] * 18

@@ -30,9 +30,11 @@ _DRF_CODES = {
 }
 
 
-# deadlock_detected, serialization_failure, lock_not_available: the transaction lost a race and
-# was rolled back whole; running it again is safe.
-LOCK_CONFLICT_SQLSTATES = frozenset({"40P01", "40001", "55P03"})
+# deadlock_detected, serialization_failure: the transaction lost a race and was rolled back
+# whole; running it again is safe. Not lock_not_available (55P03): nothing here locks NOWAIT, so
+# it means the request already waited its whole lock timeout, and waiting again would make the
+# answer late by that much per attempt (it is a 503 memory_unavailable instead).
+LOCK_CONFLICT_SQLSTATES = frozenset({"40P01", "40001"})
 
 
 def sqlstate(exc: BaseException) -> str:

@@ -328,21 +328,30 @@ class SearchIn(ReadPolicyIn):
     include_superseded = serializers.BooleanField(default=False)
     min_score = FiniteFloatField(required=False, min_value=-10.0, max_value=10.0)
     working_namespace = NamespaceField(required=False, help_text=(
-        "Extension: the namespace the caller works in. Only memories filed there or above apply, and of a keyed "
+        "Extension: the namespace the caller works in. Memories filed there, above or below apply, and of a keyed "
         "fact the version in the narrowest of those wins. (`namespace` stays a prefix filter.)"))
+    known_at = TimeField(required=False, help_text="Extension: answer as the store knew it at this time "
+                         "(versions recorded by then, in the state they had then); `as_of` defaults to it.")
 
 
 class ContextIn(ReadPolicyIn):
     query = text(MAX_QUERY)
     token_budget = serializers.IntegerField(min_value=1, max_value=100_000, default=1000)
     namespace = NamespaceField(required=False, help_text=(
-        "Extension: the namespace the caller works in: only memories filed there or above apply, and of a keyed "
-        "fact the version in the narrowest of those wins."))
+        "Extension: the namespace the caller works in: memories filed there, above or below apply, and of a keyed "
+        "fact the version in the narrowest at or above it wins."))
+    known_at = TimeField(required=False, help_text="Extension: as in search. The profile, which is current, is left "
+                         "out of a context asked as known at an earlier time.")
 
 
 class ProfileIn(ReadPolicyIn):
     namespace = NamespaceField(required=False, help_text=(
         "Extension: the namespace the caller works in (as on context)."))
+
+
+class HistoryIn(serializers.Serializer):
+    # Not strict: v1 answered history whatever else the query string held, and still does.
+    known_at = TimeField(required=False, help_text="Extension: the history as the store knew it at this time.")
 
 
 class EmptyIn(StrictSerializer):

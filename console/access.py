@@ -6,6 +6,7 @@ from functools import wraps
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
+from django.db import OperationalError, transaction
 from django.http import Http404
 from django.shortcuts import render
 from django_htmx.http import HttpResponseClientRedirect
@@ -64,6 +65,14 @@ def console_view(*, admin: bool = False, subject: bool = False):
                 raise Http404("Not found")
             except ApplicationError as error:
                 return render(request, "console/error.html", {"error": error, "ctx": ctx}, status=error.status)
+            except OperationalError:
+                # A statement or lock timeout (or a lost database): say so at once, like the API's
+                # 503, instead of an error page; the request's transaction is rolled back.
+                if transaction.get_connection().in_atomic_block:
+                    transaction.set_rollback(True)
+                error = ApplicationError("memory_unavailable", "Your memories are briefly unavailable. "
+                                         "Try again in a moment.", status=503)
+                return render(request, "console/error.html", {"error": error, "ctx": ctx}, status=503)
 
         return wrapper
 

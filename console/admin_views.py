@@ -7,13 +7,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from console.access import console_view
 from console.forms import ApiKeyForm, AuditFilterForm, JobFilterForm
-from console.views import _detail_context, page_or_fragment
+from console.views import PAGE_SIZE, _detail_context, page_or_fragment
 from memoryapp.errors import ApplicationError, NotFound
 from memoryapp.selectors.console import (
     api_keys_list, audit_actions, audit_entries, event_pk, jobs_list, live_memory_ids, memory_subject_ref,
     pending_approvals, pending_memory_get, quarantined_events,
 )
 from memoryapp.selectors.memories import parse_public_id
+from memoryapp.selectors.reads import api_key_get, key_reads, read_rows
 from memoryapp.services.audit import audit_verify
 from memoryapp.services.jobs import job_retry
 from memoryapp.services.memories import memory_review
@@ -156,3 +157,15 @@ def api_key_revoke_view(request, ctx, key_id):
     key = api_key_revoke(tenant=ctx.tenant, api_key_id=key_id, actor=ctx.actor)
     messages.success(request, f"Key {key.prefix}… is revoked.")
     return redirect("console:admin_keys")
+
+
+@console_view(admin=True)
+@require_GET
+def api_key_reads(request, ctx, key_id):
+    """Everything one of the tenant's keys read: when, of whom, which memories (query hashes only)."""
+    key = api_key_get(tenant=ctx.tenant, key_id=key_id)
+    if key is None:
+        raise NotFound("key")
+    page = Paginator(key_reads(tenant=ctx.tenant, key=key), PAGE_SIZE).get_page(request.GET.get("page"))
+    page.object_list = read_rows(tenant=ctx.tenant, reads=page.object_list)
+    return page_or_fragment(request, "console/reads.html", "reads", {"ctx": ctx, "page": page, "key": key})

@@ -16,6 +16,7 @@ urlpatterns = [
     path("console/memories/<str:memory_id>/correct/", views.memory_correct_view, name="memory_correct"),
     path("console/memories/<str:memory_id>/forget/", views.memory_forget_view, name="memory_forget"),
     path("console/data/", views.data, name="data"),
+    path("console/reads/", views.reads, name="reads"),
     path("console/data/export/", views.data_export, name="data_export"),
     path("console/data/erase/", views.data_erase, name="data_erase"),
     path("console/jobs/<str:job_id>/", views.job_detail, name="job"),
@@ -33,4 +34,5 @@ urlpatterns = [
          name="admin_approval_decide"),
     path("console/admin/keys/", admin_views.api_keys, name="admin_keys"),
     path("console/admin/keys/<uuid:key_id>/revoke/", admin_views.api_key_revoke_view, name="admin_key_revoke"),
+    path("console/admin/keys/<uuid:key_id>/reads/", admin_views.api_key_reads, name="admin_key_reads"),
 ]

@@ -26,8 +26,10 @@ from memoryapp.selectors.console import export_file_get, memory_growth, memory_t
 from memoryapp.selectors.memories import job_get, job_is_theirs, memory_history, memory_list as memories_select
 from memoryapp.readpolicy import OWNER_VIEW
 from memoryapp.selectors.forget import memory_forget_plan
+from memoryapp.selectors.reads import read_rows, subject_reads
 from memoryapp.services.memories import memory_correct, memory_forget, subject_erase_request
 from memoryapp.services.profile import profile_get
+from memoryapp.services.reads import read_audit_record
 from memoryapp.services.signin import console_subject_user_get_or_create, signin_link_consume
 
 PAGE_SIZE = 25
@@ -113,18 +115,39 @@ def signin_link(request, token: str):
 
 # --- The person's memories -------------------------------------------------------------------
 
+@console_view(subject=True)
+@require_GET
+def reads(request, ctx):
+    """What was read about the person: by which key (its name) or console account, when, which
+    memories. Only their own Subject row's reads, never those of an earlier holder of the id."""
+    page = Paginator(subject_reads(tenant=ctx.tenant, subject_ref=ctx.subject_ref), PAGE_SIZE).get_page(
+        request.GET.get("page"))
+    page.object_list = read_rows(tenant=ctx.tenant, reads=page.object_list, subject_ref=ctx.subject_ref,
+                                 own_username=request.user.get_username())
+    return page_or_fragment(request, "console/reads.html", "reads", {"ctx": ctx, "page": page})
+
+
 @console_view()
 def home(request, ctx):
     if not ctx.subject_ref:
         return redirect("console:admin_audit")
     growth = memory_growth(tenant=ctx.tenant, subject_ref=ctx.subject_ref)
+    timeline = memory_timeline(tenant=ctx.tenant, subject_ref=ctx.subject_ref)
+    console_read(ctx, ctx.subject_ref, "list", [m for _, day in timeline for m in day])
     return render(request, "console/home.html", {
         "ctx": ctx,
-        "timeline": memory_timeline(tenant=ctx.tenant, subject_ref=ctx.subject_ref),
+        "timeline": timeline,
         "chart": growth_chart(growth),
         # What agents are given first about the person; they see all of it, special facts too.
         "profile": profile_get(tenant=ctx.tenant, subject_ref=ctx.subject_ref, policy=OWNER_VIEW),
     })
+
+
+def console_read(ctx, subject_ref: str, operation: str, memories) -> None:
+    """A person or an admin viewing memories in the console is a read like an agent's: recorded
+    in the read audit, under the console account's name."""
+    read_audit_record(tenant=ctx.tenant, actor=ctx.actor, subject_ref=subject_ref, operation=operation,
+                      memory_ids=[m.pk for m in memories])
 
 
 @console_view(subject=True)
@@ -135,6 +158,7 @@ def memory_list(request, ctx):
     memories = memories_select(tenant=ctx.tenant, subject_ref=ctx.subject_ref,
                                **{k: v for k, v in filters.items() if v})
     page = Paginator(memories, PAGE_SIZE).get_page(request.GET.get("page"))
+    console_read(ctx, ctx.subject_ref, "list", page.object_list)
     query = request.GET.copy()
     query.pop("page", None)
     return page_or_fragment(request, "console/memory_list.html", "rows", {
@@ -145,6 +169,7 @@ def memory_list(request, ctx):
 def _detail_context(ctx, memory_id: str, subject_ref: str) -> dict:
     history = memory_history(tenant=ctx.tenant, subject_ref=subject_ref, memory_id=memory_id)
     memory = history["memory"]
+    console_read(ctx, subject_ref, "history", history["versions"] + history["derived"])
     return {
         "ctx": ctx, "memory": memory, "history": history,
         "replaced": [v for v in history["versions"] if v.superseded_by_id == memory.pk],

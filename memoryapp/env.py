@@ -45,3 +45,14 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None or raw.strip() == "":
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def pg_timeout_options(options: dict, *, statement_ms: int, lock_ms: int) -> dict:
+    """`options` (a DATABASES entry's OPTIONS) with statement and lock timeouts set as libpq
+    startup parameters: every connection has them from its first statement, at no round trip.
+    0 means none (PostgreSQL's own meaning)."""
+    for name, value in (("statement", statement_ms), ("lock", lock_ms)):
+        if value < 0:
+            raise ImproperlyConfigured(f"the {name} timeout must be 0 (none) or a number of milliseconds, got {value}")
+    timeouts = f"-c statement_timeout={statement_ms} -c lock_timeout={lock_ms}"
+    return {**options, "options": f"{options.get('options', '')} {timeouts}".strip()}

@@ -245,6 +245,23 @@ class Memory(models.Model):
         return self.source_kind in UNTRUSTED_SOURCES
 
 
+class MemoryChange(models.Model):
+    """A memory version's status and valid_to as they were before one change to either, and when
+    the change was recorded. Written by a database trigger (migration 0008) on every such update,
+    whichever code path makes it (supersession, correction, approval, rejection, expiry), so the
+    store can answer "what did we believe at known_at": a version's state at a recorded time is
+    the `status`/`valid_to` of its first change after that time, or its current state if none."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    memory = models.ForeignKey("Memory", on_delete=models.CASCADE, related_name="changes")
+    changed_at = models.DateTimeField()
+    status = models.CharField(max_length=20)
+    valid_to = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["memory", "changed_at"], name="memorychange_memory_idx")]
+
+
 class MemoryEvidence(models.Model):
     """A memory's source events (lineage to the raw record)."""
 
@@ -409,6 +426,9 @@ class ReadAudit(models.Model):
     operation = models.CharField(max_length=20)
     query_hash = models.CharField(max_length=64, blank=True, default="")
     memory_ids = ArrayField(models.UUIDField(), default=list)
+    # The Subject row read (see Job.subject_row_id): the trail shown to a person is their own even
+    # when their id was used before. Null when no such subject existed at the time of the read.
+    subject_row_id = models.BigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # The data purpose the read named (seed 001 §6: purpose is checked on every read); "" when none.
     # db_default too: a process still on the previous release inserts without the column.
@@ -417,6 +437,7 @@ class ReadAudit(models.Model):
     class Meta:
         indexes = [
             models.Index(fields=["tenant", "created_at"], name="readaudit_time_idx"),
+            models.Index(fields=["tenant", "subject_row_id", "created_at"], name="readaudit_subject_idx"),
             GinIndex(fields=["memory_ids"], name="readaudit_memory_gin"),
         ]
 

@@ -79,15 +79,18 @@ def below_pattern(namespace: str) -> str:
     return f"{escaped}/%" if escaped else "%"
 
 
-def narrowest_sql(policy: ReadPolicy) -> str:
+def narrowest_sql(policy: ReadPolicy, *, known: bool = False) -> str:
     """An `AND ...` clause for the scope CTE (alias m; parameters %(ns_chain)s, %(ns_below)s and
     the scope's own): only the working namespace, its ancestors and what is below it; and for a
     keyed fact only the version in the narrowest namespace of the chain that has one in scope. A
     version below the working namespace applies only when nothing in the chain has that key
     (working in "capacity-plans", the finance report's own rule gives way to the general one).
     The inner conditions repeat the scope's (status, validity, expiry, policy), so a narrower
-    version the read cannot see does not hide the general one."""
+    version the read cannot see does not hide the general one. `known`: the read is as known at
+    %(known_at)s; a narrower version recorded later hides nothing (its status is read as it is
+    now, not as it was then: a narrower version retired since still counts as retired)."""
     inner_policy, _ = policy_sql(policy, alias="n")
+    recorded = "AND n.recorded_at <= %(known_at)s" if known else ""
     return f"""AND (m.namespace = ANY(%(ns_chain)s) OR m.namespace LIKE %(ns_below)s)
       AND (m.key = '' OR NOT EXISTS (
         SELECT 1 FROM memoryapp_memory n
@@ -96,4 +99,4 @@ def narrowest_sql(policy: ReadPolicy) -> str:
           AND (m.namespace <> ALL(%(ns_chain)s) OR length(n.namespace) > length(m.namespace))
           AND NOT n.erasing AND n.status = ANY(%(statuses)s) AND n.valid_from <= %(as_of)s
           AND (%(all_versions)s OR n.valid_to IS NULL OR n.valid_to > %(as_of)s)
-          AND (n.expires_at IS NULL OR n.expires_at > %(now)s) {inner_policy}))"""
+          AND (n.expires_at IS NULL OR n.expires_at > %(known_at)s) {recorded} {inner_policy}))"""

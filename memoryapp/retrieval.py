@@ -96,11 +96,13 @@ WITH scope AS MATERIALIZED (
     -- subject's events by index instead of hashing all of the tenant's.
     LEFT JOIN memoryapp_event e ON e.id = m.source_event_id AND e.tenant_id = m.tenant_id
                                AND e.subject_id = m.subject_id
+    {known_join}
     WHERE m.tenant_id = %(tenant)s AND m.subject_id = {subject} AND NOT m.erasing
-      AND m.status = ANY(%(statuses)s)
+      {known_filter}
+      AND {status} = ANY(%(statuses)s)
       AND m.valid_from <= %(as_of)s
-      AND (%(all_versions)s OR m.valid_to IS NULL OR m.valid_to > %(as_of)s)
-      AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
+      AND (%(all_versions)s OR {valid_to} IS NULL OR {valid_to} > %(as_of)s)
+      AND (m.expires_at IS NULL OR m.expires_at > %(known_at)s)
       {extra}
 ),
 qterms AS (
@@ -178,6 +180,19 @@ def _vector_literal(vector: np.ndarray) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
 
 
+# A version as known at known_at: the state its first later change replaced (MemoryChange), or
+# its current state. Joined only when known_at is given: the lateral lookup costs per scope row.
+_AS_KNOWN = {
+    "{known_join}": ("LEFT JOIN LATERAL (SELECT c.status, c.valid_to FROM memoryapp_memorychange c"
+                     " WHERE c.memory_id = m.id AND c.tenant_id = m.tenant_id AND c.changed_at > %(known_at)s"
+                     " ORDER BY c.changed_at, c.id LIMIT 1) was ON true"),
+    "{known_filter}": "AND m.recorded_at <= %(known_at)s",
+    "{status}": "coalesce(was.status, m.status)",
+    "{valid_to}": "(CASE WHEN was.status IS NULL THEN m.valid_to ELSE was.valid_to END)",
+}
+# Without known_at, no recorded_at bound: another server's clock may run a little ahead of ours.
+_AS_NOW = {"{known_join}": "", "{known_filter}": "", "{status}": "m.status", "{valid_to}": "m.valid_to"}
+
 # The subject, found by its external id inside the ranking statement: a missing subject, or one
 # being erased, leaves the scope empty (an empty answer), and costs no round trip of its own.
 _SUBJECT_BY_REF = ("(SELECT sub.id FROM memoryapp_subject sub WHERE sub.tenant_id = %(tenant)s"
@@ -187,18 +202,20 @@ _SUBJECT_BY_REF = ("(SELECT sub.id FROM memoryapp_subject sub WHERE sub.tenant_i
 def search_signals(*, tenant: Tenant, subject_id: int | None = None, subject_ref: str | None = None, query: str,
                    query_embedding: np.ndarray, as_of: datetime, now: datetime, statuses: list[str],
                    include_superseded: bool, extra_sql: str = "", extra_params: dict | None = None,
-                   named: frozenset = frozenset()) -> Signals:
+                   named: frozenset = frozenset(), known_at: datetime | None = None) -> Signals:
     """Every in-scope memory's raw relevance signals, for the subject given by pk or by external
     id. Binds the open transaction to `tenant` in the same round trip as the ranking query.
     `named`: the speakers' names search_terms left out of `query`."""
     params = dict(extra_params or {})
     params.update(
         tenant=tenant.pk, subject=subject_id, subject_ref=subject_ref, statuses=statuses,
-        as_of=as_of, all_versions=include_superseded,
+        as_of=as_of, all_versions=include_superseded, known_at=known_at or now,
         now=now, qvec=_vector_literal(query_embedding), query=query[:4000], k1=BM25_K1, b=BM25_B,
         pool=POOL, named=" ".join(sorted(named)) or None, change_cues=CHANGE_CUES,
     )
     sql = _SQL.replace("{subject}", "%(subject)s" if subject_id is not None else _SUBJECT_BY_REF)
+    for placeholder, text in (_AS_NOW if known_at is None else _AS_KNOWN).items():
+        sql = sql.replace(placeholder, text)
     rows = tenant_activate_and_query(tenant=tenant, sql=sql.replace("{extra}", extra_sql), params=params)
     # One pass over the rows to turn them into columns: a k=50 search reads ~700 rows.
     cols = list(zip(*rows)) if rows else [()] * 18
@@ -512,7 +529,7 @@ def memory_search(
     *, tenant: Tenant, subject_ref: str, query: str, k: int = 5, as_of: datetime | None = None,
     memory_types: list[str] | None = None, namespace: str | None = None, include_superseded: bool = False,
     min_score: float | None = None, query_embedding: np.ndarray | None = None, record_access: bool = True,
-    policy: ReadPolicy = AGENT_DEFAULT, working_namespace: str | None = None,
+    policy: ReadPolicy = AGENT_DEFAULT, working_namespace: str | None = None, known_at: datetime | None = None,
 ) -> list[SearchHit]:
     """The subject's best memories for `query`, best first. Needs an open transaction (the
     request's or the caller's): it binds it to `tenant` for row-level security.
@@ -522,11 +539,14 @@ def memory_search(
     query names someone (search_terms). `query_embedding`, if given, is the embedding of
     search_text(query). `policy`: sensitivity and purpose (readpolicy.py); `working_namespace`:
     the namespace the caller works in, where the narrowest applicable version of a keyed fact
-    wins (readpolicy.narrowest_sql)."""
+    wins (readpolicy.narrowest_sql). `known_at`: answer as the store knew it then (versions
+    recorded by then, in the state they had then); `as_of` defaults to it."""
     now = timezone.now()
-    as_of = as_of or now
+    if known_at is not None and known_at >= now:
+        known_at = None  # the store knows nothing after now that it does not know now
+    as_of = as_of or known_at or now
     statuses = [Memory.Status.ACTIVE]
-    if include_superseded or as_of < now:
+    if include_superseded or as_of < (known_at or now):
         # What was valid then, as known now: a version superseded since then was current then.
         statuses.append(Memory.Status.SUPERSEDED)
     extra, params = [], {}
@@ -542,7 +562,7 @@ def memory_search(
     extra.append(policy_clause)
     params.update(policy_params)
     if working_namespace is not None:
-        extra.append(narrowest_sql(policy))
+        extra.append(narrowest_sql(policy, known=known_at is not None))
         params["ns_chain"] = namespace_chain(working_namespace)
         params["ns_below"] = below_pattern(working_namespace)
     info = query_understand(query)
@@ -551,7 +571,7 @@ def memory_search(
     sig = search_signals(
         tenant=tenant, subject_ref=subject_ref, query=text, query_embedding=qvec, as_of=as_of, now=now,
         statuses=statuses, include_superseded=include_superseded, extra_sql=" ".join(extra), extra_params=params,
-        named=named,
+        named=named, known_at=known_at,
     )
     if not sig.ids:
         return []

@@ -7,7 +7,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from memoryapp import embedded
-from memoryapp.env import env_bool, env_float, env_int, env_list, env_str
+from memoryapp.env import env_bool, env_float, env_int, env_list, env_str, pg_timeout_options
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = embedded.DATA_DIR
@@ -93,6 +93,7 @@ _owner["CONN_HEALTH_CHECKS"] = True
 _owner.setdefault("OPTIONS", {})
 DB_APP_USER = env_str("MEMORY_DB_APP_USER", "memory_app")
 DB_APP_PASSWORD = env_str("MEMORY_DB_APP_PASSWORD", "")
+_app_options = {**_owner["OPTIONS"], "connect_timeout": env_int("DB_CONNECT_TIMEOUT", 5)}
 _app = {
     **_owner,
     "USER": DB_APP_USER,
@@ -101,12 +102,25 @@ _app = {
     # Requests and tasks run in one transaction: the tenant set for row-level security
     # with set_config(..., true) lasts exactly as long as that transaction.
     "ATOMIC_REQUESTS": True,
-    "OPTIONS": {**_owner["OPTIONS"], "connect_timeout": env_int("DB_CONNECT_TIMEOUT", 5)},
+    # No request hangs: a statement that runs too long, or waits too long for a lock, is cancelled
+    # and the request answers 503 memory_unavailable. Workers get their own, longer limits
+    # (workers/celery.py applies them when a worker starts).
+    "OPTIONS": pg_timeout_options(_app_options, statement_ms=env_int("DB_STATEMENT_TIMEOUT_MS", 10_000),
+                                  lock_ms=env_int("DB_LOCK_TIMEOUT_MS", 5_000)),
     "TEST": {"NAME": env_str("MEMORY_TEST_DB_NAME", "") or None},
 }
+DB_WORKER_OPTIONS = pg_timeout_options(_app_options, statement_ms=env_int("DB_WORKER_STATEMENT_TIMEOUT_MS", 600_000),
+                                       lock_ms=env_int("DB_WORKER_LOCK_TIMEOUT_MS", 60_000))
 DATABASES = {
     "default": _app,
-    "owner": {**_owner, "TEST": {"NAME": _app["TEST"]["NAME"], "DEPENDENCIES": []}},
+    # The owner runs migrations: none of them may be cut short (an index build on a large table
+    # takes minutes), so its connections have no timeouts unless DB_OWNER_*_TIMEOUT_MS says so.
+    "owner": {
+        **_owner,
+        "OPTIONS": pg_timeout_options(_owner["OPTIONS"], statement_ms=env_int("DB_OWNER_STATEMENT_TIMEOUT_MS", 0),
+                                      lock_ms=env_int("DB_OWNER_LOCK_TIMEOUT_MS", 0)),
+        "TEST": {"NAME": _app["TEST"]["NAME"], "DEPENDENCIES": []},
+    },
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -23,6 +23,24 @@ from memoryapp.dbroles import quote_ident
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
+def _flush_without_timeouts():
+    """Transactional tests flush every table between tests, on the application's connection,
+    which has a lock timeout: a flush that had to wait for a lock a finished test's server or
+    worker has not yet released would fail, and fail the next test. The flush waits instead."""
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    flush = DatabaseOperations.execute_sql_flush
+
+    def execute_sql_flush(self, sql_list):
+        # Inside the flush's own transaction (SET LOCAL): the connection's timeouts come back after.
+        return flush(self, ["SET LOCAL lock_timeout = 0", "SET LOCAL statement_timeout = 0", *sql_list])
+
+    DatabaseOperations.execute_sql_flush = execute_sql_flush
+
+
+_flush_without_timeouts()
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_test_environment, django_db_blocker, django_db_keepdb):
     from django.conf import settings

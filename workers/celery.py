@@ -42,6 +42,17 @@ app.conf.beat_schedule = {
 app.autodiscover_tasks(["workers"])
 
 
+@signals.worker_init.connect  # before the pool starts: prefork children inherit it
+def _worker_db_timeouts(**kwargs) -> None:
+    """Tasks get the workers' own statement and lock timeouts (settings.DB_WORKER_OPTIONS, longer
+    than a request's: an erasure batch or a consolidation may rightly take minutes). Set before
+    the worker opens any connection; one already open is closed so the next one has them."""
+    from django.db import connections
+
+    connections["default"].settings_dict["OPTIONS"] = dict(settings.DB_WORKER_OPTIONS)
+    connections["default"].close()
+
+
 @signals.worker_init.connect  # the solo pool runs tasks in this process
 @signals.worker_process_init.connect  # each prefork child: the parent's setting need not survive the fork
 def _torch_threads(**kwargs) -> None:

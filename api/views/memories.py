@@ -11,7 +11,7 @@ from api.authentication import api_key_actor
 from api.idempotency import idempotent
 from api.representations import event_json, memory_json
 from api.schemas import IDEMPOTENCY_KEY, HistoryOut, JobRefOut, MemoryOut, MemoryPageOut, NamespacePageOut, errors
-from api.serializers import MemoryCorrectionIn, MemoryIn, MemoryListIn, NamespacesIn
+from api.serializers import HistoryIn, MemoryCorrectionIn, MemoryIn, MemoryListIn, NamespacesIn
 from api.views.base import ApiView
 from memoryapp.errors import ApplicationError
 from memoryapp.timebounds import MAX_TIME, MIN_TIME, utc_offset_problem
@@ -94,17 +94,24 @@ def memory_forgetting(request, subject: str, memory_id: str) -> dict:
     return {"job": job.public_id}
 
 
-def memory_history_answer(request, subject: str, memory_id: str) -> dict:
-    history = memory_history(tenant=request.tenant, subject_ref=subject, memory_id=memory_id)
+def memory_history_answer(request, subject: str, memory_id: str, known_at=None) -> dict:
+    history = memory_history(tenant=request.tenant, subject_ref=subject, memory_id=memory_id, known_at=known_at)
     read_audit_record(
         tenant=request.tenant, actor=api_key_actor(request.api_key), subject_ref=subject, operation="history",
         memory_ids=[m.pk for m in history["versions"] + history["derived"]],
     )
     return {
-        "versions": [memory_json(m) for m in history["versions"]],
+        "versions": [{**memory_json(m), "changes": [change_json(c) for c in history["changes"].get(m.pk, [])]}
+                     for m in history["versions"]],
         "sources": [event_json(e) for e in history["sources"]],
         "derived": [memory_json(m) for m in history["derived"]],
     }
+
+
+def change_json(change) -> dict:
+    """Extension: one recorded change of a version: when, and what it replaced."""
+    return {"changed_at": change.changed_at.isoformat(), "status_before": change.status,
+            "valid_to_before": change.valid_to.isoformat() if change.valid_to else None}
 
 
 class MemoriesView(ApiView):
@@ -140,9 +147,11 @@ class MemoryView(ApiView):
 
 
 class MemoryHistoryView(ApiView):
-    @extend_schema(operation_id="memory_history", responses={200: HistoryOut, **errors(403, 404)})
+    @extend_schema(operation_id="memory_history", parameters=[HistoryIn],
+                   responses={200: HistoryOut, **errors(400, 403, 404)})
     def get(self, request, subject, memory_id):
-        return Response(memory_history_answer(request, subject, memory_id))
+        params = self.validated(HistoryIn, request.query_params)
+        return Response(memory_history_answer(request, subject, memory_id, known_at=params.get("known_at")))
 
 
 class NamespacesView(ApiView):

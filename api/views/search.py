@@ -30,7 +30,7 @@ def search_answer(request, subject: str, data: dict) -> dict:
             tenant=request.tenant, subject_ref=subject, query=data["query"], k=data["k"],
             as_of=data.get("as_of"), memory_types=data.get("memory_types"), namespace=data.get("namespace"),
             include_superseded=data["include_superseded"], min_score=data.get("min_score"),
-            policy=read_policy(data), working_namespace=data.get("working_namespace"),
+            policy=read_policy(data), working_namespace=data.get("working_namespace"), known_at=data.get("known_at"),
         )
     read_audit_record(
         tenant=request.tenant, actor=api_key_actor(request.api_key), subject_ref=subject, operation="search",
@@ -43,7 +43,7 @@ def context_answer(request, subject: str, data: dict) -> dict:
     with SEARCH_SECONDS.time():
         built = context_build(tenant=request.tenant, subject_ref=subject, query=data["query"],
                               token_budget=data["token_budget"], policy=read_policy(data),
-                              namespace=data.get("namespace"))
+                              namespace=data.get("namespace"), known_at=data.get("known_at"))
     read_audit_record(
         tenant=request.tenant, actor=api_key_actor(request.api_key), subject_ref=subject, operation="context",
         # Every memory the text shows was read: the profile's as well as the hits.

@@ -1,12 +1,13 @@
 """Reads. Every selector takes `tenant=` first and filters on it before anything else, on top
 of the row-level security the database applies anyway."""
 import uuid
+from datetime import datetime
 
 from django.db.models import Count, Max, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from memoryapp.errors import NotFound
-from memoryapp.models import Event, Job, Memory, Subject, Tenant
+from memoryapp.models import Event, Job, Memory, MemoryChange, Subject, Tenant
 from memoryapp.tenancy import tenant_activate, tenant_activate_and_query
 
 VISIBLE_STATUSES = [
@@ -143,11 +144,20 @@ def memory_versions(*, memory: Memory) -> list[Memory]:
     return sorted(seen.values(), key=lambda m: (m.valid_from, m.recorded_at))
 
 
-def memory_history(*, tenant: Tenant, subject_ref: str, memory_id: str) -> dict:
+def memory_history(*, tenant: Tenant, subject_ref: str, memory_id: str, known_at: datetime | None = None) -> dict:
+    """The memory's versions, sources and derivatives, with each version's recorded changes
+    (`changes`: {pk: [MemoryChange]}, oldest first). With `known_at`: only the versions recorded
+    by then, each in the state it had then (status, valid_to, successor), and the changes up to then."""
     memory = memory_get(tenant=tenant, subject_ref=subject_ref, memory_id=memory_id)
     versions = memory_versions(memory=memory)
     version_ids = [v.pk for v in versions]
     versions = list(memory_queryset(tenant=tenant).filter(pk__in=version_ids).order_by("valid_from", "recorded_at"))
+    changes = {v.pk: [] for v in versions}
+    for change in MemoryChange.objects.filter(tenant=tenant, memory_id__in=changes).order_by("changed_at", "id"):
+        changes[change.memory_id].append(change)
+    if known_at is not None:
+        versions = [version_as_known(v, changes[v.pk], known_at) for v in versions if v.recorded_at <= known_at]
+        changes = {pk: [c for c in found if c.changed_at <= known_at] for pk, found in changes.items()}
     sources = list(
         Event.objects.filter(tenant=tenant, evidence_links__memory_id__in=version_ids, erasing=False).distinct()
         .order_by("occurred_at", "seq")
@@ -157,7 +167,20 @@ def memory_history(*, tenant: Tenant, subject_ref: str, memory_id: str) -> dict:
             "recorded_at"
         )
     )
-    return {"memory": memory, "versions": versions, "sources": sources, "derived": derived}
+    if known_at is not None:
+        derived = [d for d in derived if d.recorded_at <= known_at]
+    return {"memory": memory, "versions": versions, "sources": sources, "derived": derived, "changes": changes}
+
+
+def version_as_known(memory: Memory, changes: list[MemoryChange], known_at: datetime) -> Memory:
+    """`memory` (not saved) with the status and valid_to it had at `known_at`: those a later
+    change replaced, if any (MemoryChange keeps them), and no successor recorded after then."""
+    later = next((c for c in changes if c.changed_at > known_at), None)
+    if later is not None:
+        memory.status, memory.valid_to = later.status, later.valid_to
+    if memory.superseded_by_id and memory.superseded_by.recorded_at > known_at:
+        memory.superseded_by = None
+    return memory
 
 
 def job_get(*, tenant: Tenant, job_id: str) -> Job:

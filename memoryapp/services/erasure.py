@@ -36,7 +36,7 @@ from django.db.models import Q
 
 from memoryapp.models import (
     ConsoleAccount, Event, ExportFile, IdempotencyRecord, Job, Memory, MemoryEvidence,
-    MemoryLineage, ReadAudit, SignInLink, Subject, Tenant,
+    MemoryChange, MemoryLineage, ReadAudit, SignInLink, Subject, Tenant,
 )
 from memoryapp.services.audit import audit_record, audit_redact
 from memoryapp.services.jobs import job_progress
@@ -56,7 +56,7 @@ NEAR_COPY_SIMILARITY = 0.95
 
 RECEIPT_KINDS = (
     "events", "memories", "derived_memories", "evidence_links", "lineage_links", "embeddings",
-    "read_audit_rows", "read_audit_refs", "idempotency_records", "export_files", "signin_links",
+    "memory_changes", "read_audit_rows", "read_audit_refs", "idempotency_records", "export_files", "signin_links",
     "console_accounts", "jobs", "cache_keys", "audit_payloads_redacted", "subjects",
 )
 
@@ -169,6 +169,8 @@ def _delete_memory_batch(*, tenant: Tenant, memory_ids: list, counts: dict, job:
     Memory.objects.filter(tenant=tenant, superseded_by_id__in=memory_ids).exclude(pk__in=memory_ids).update(
         superseded_by=None
     )
+    # What each version was before its changes (known_at) goes with it.
+    counts["memory_changes"] += MemoryChange.objects.filter(tenant=tenant, memory_id__in=memory_ids).delete()[0]
     counts["memories"] += Memory.objects.filter(tenant=tenant, pk__in=memory_ids).delete()[1].get(
         "memoryapp.Memory", 0
     )

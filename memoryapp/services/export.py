@@ -14,8 +14,12 @@ from django.utils import timezone
 
 from memoryapp.actors import Actor
 from memoryapp.errors import ApplicationError
-from memoryapp.models import AuditEntry, Event, ExportFile, Job, Memory, MemoryEvidence, MemoryLineage, Subject, Tenant
+from memoryapp.models import (
+    AuditEntry, Event, ExportFile, Job, Memory, MemoryChange, MemoryEvidence, MemoryLineage, ReadAudit, Subject,
+    Tenant,
+)
 from memoryapp.selectors.memories import subject_get
+from memoryapp.selectors.reads import key_names
 from memoryapp.services.audit import audit_record, audit_seal
 from memoryapp.services.jobs import job_create, job_progress
 from memoryapp.tenancy import tenant_activate
@@ -73,6 +77,15 @@ def _audit_json(a: AuditEntry) -> dict:
     }
 
 
+def _read_json(r: ReadAudit, names: dict) -> dict:
+    """One read of the person's memories: who (the key's name too), when, for what purpose (when
+    the reader named one), which memories; the query only as the hash the read audit keeps."""
+    return {
+        "at": _time(r.created_at), "actor": r.actor, "key_name": names.get(r.actor), "operation": r.operation,
+        "purpose": r.purpose or None, "memory_ids": [f"mem_{m.hex}" for m in r.memory_ids], "query_sha256": r.query_hash or None,
+    }
+
+
 def export_job_run(*, tenant: Tenant, job: Job) -> dict:
     """Build and store the export. Reads in one transaction (REPEATABLE READ would be stricter,
     but rows of one subject change rarely and every list is self-consistent by id).
@@ -126,10 +139,24 @@ def export_job_run(*, tenant: Tenant, job: Job) -> dict:
         supersedes = [
             {"memory_id": m["id"], "superseded_by": m["superseded_by"]} for m in memories if m["superseded_by"]
         ]
+        # When each version's status or valid_to changed, and what it was before (known_at).
+        changes = [
+            {"memory_id": f"mem_{m.hex}", "changed_at": _time(at), "status_before": st, "valid_to_before": _time(vt)}
+            for m, at, st, vt in MemoryChange.objects.filter(tenant=tenant, memory__subject=subject,
+                                                              memory__erasing=False)
+            .order_by("changed_at", "id").values_list("memory_id", "changed_at", "status", "valid_to")
+        ]
         audit = [
             _audit_json(a)
             for a in AuditEntry.objects.filter(tenant=tenant, subject_row_id=subject.pk)
             .order_by(F("seq").asc(nulls_last=True), "id").iterator(chunk_size=BATCH_SIZE)
+        ]
+        names = key_names(tenant=tenant, actors=set(
+            ReadAudit.objects.filter(tenant=tenant, subject_row_id=subject.pk).values_list("actor", flat=True)))
+        reads = [
+            _read_json(r, names)
+            for r in ReadAudit.objects.filter(tenant=tenant, subject_row_id=subject.pk).order_by("created_at", "id")
+            .iterator(chunk_size=BATCH_SIZE)
         ]
         now = timezone.now()
         document = {
@@ -138,8 +165,10 @@ def export_job_run(*, tenant: Tenant, job: Job) -> dict:
             "subject": {"id": subject.external_id, "kind": subject.kind, "created_at": _time(subject.created_at)},
             "events": events,
             "memories": memories,
-            "lineage": {"evidence": evidence, "derived_from": derived_from, "supersedes": supersedes},
+            "lineage": {"evidence": evidence, "derived_from": derived_from, "supersedes": supersedes,
+                        "changes": changes},
             "audit": audit,
+            "reads": reads,
         }
         # ensure_ascii=False: the file holds the text as written, so it is also searchable as such.
         content = json.dumps(document, ensure_ascii=False, sort_keys=False).encode("utf-8")
@@ -159,7 +188,7 @@ def export_job_run(*, tenant: Tenant, job: Job) -> dict:
         "size": len(content),
         "sha256": hashlib.sha256(content).hexdigest(),
         "counts": {"events": len(events), "memories": len(memories), "evidence": len(evidence),
-                   "derived_from": len(derived_from), "audit": len(audit)},
+                   "derived_from": len(derived_from), "audit": len(audit), "reads": len(reads)},
     }
 
 

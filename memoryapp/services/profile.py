@@ -96,6 +96,11 @@ def profile_get(*, tenant: Tenant, subject_ref: str, limit: int = PROFILE_LIMIT,
     return profile_build(tenant=tenant, subject_ref=subject_ref, limit=limit, policy=policy, namespace=namespace)
 
 
+def profile_empty(*, subject_ref: str, namespace: str | None = None) -> dict:
+    return {"subject": subject_ref, "namespace": namespace, "facts": [], "preferences": [], "conflicts": [],
+            "updated_at": None}
+
+
 def profile_build(*, tenant: Tenant, subject_ref: str, limit: int = PROFILE_LIMIT, policy: ReadPolicy = AGENT_DEFAULT,
                   namespace: str | None = None) -> dict:
     """{"subject", "namespace", "facts", "preferences", "conflicts", "updated_at"}: for each fact
@@ -104,8 +109,7 @@ def profile_build(*, tenant: Tenant, subject_ref: str, limit: int = PROFILE_LIMI
     leaves out what the read may not see (readpolicy.py). Unknown subjects, and subjects being
     erased, have an empty profile. Assumes the transaction is bound to `tenant` (the context
     calls it right after the search bound it): one query."""
-    profile = {"subject": subject_ref, "namespace": namespace, "facts": [], "preferences": [], "conflicts": [],
-               "updated_at": None}
+    profile = profile_empty(subject_ref=subject_ref, namespace=namespace)
     groups = _groups(_current(tenant=tenant, subject_ref=subject_ref, policy=policy, namespace=namespace),
                      namespace=namespace)
     groups.sort(key=lambda g: (-max(m.importance for m in g), -g[0].confidence, g[0].namespace, g[0].key))

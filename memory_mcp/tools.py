@@ -27,7 +27,7 @@ INSTRUCTIONS = (
 )
 
 MemoryType = Literal["semantic", "episodic", "procedural"]
-Status = Literal["active", "superseded", "expired", "pending_approval", "rejected"]
+Status = Literal["active", "superseded", "expired", "pending_approval", "rejected", "candidate"]
 MemoryId = Annotated[str, Field(description="A memory's id, as returned by another tool (mem_…).")]
 SUBJECT_DESCRIPTION = (
     "Whose memories: the tenant's own id for the person or agent (1-200 URL-safe characters). "

@@ -133,6 +133,10 @@ def test_each_session_gets_one_dated_summary_derived_from_its_memories(tenant_a,
         assert set(summary.evidence.values_list("pk", flat=True)) == {e.pk for e in events}
         assert list(summary.derived_from.values_list("pk", flat=True)) == [fact.pk]
         assert summary.valid_from == T0
+        # It speaks for its weakest message (the assistant's turn), never as "system" (seed 001 §12).
+        assert summary.source_kind == "assistant" and summary.confidence <= fact.confidence
+        other = Memory.objects.get(metadata__kind="session_summary", metadata__session_id="other")
+        assert other.source_kind == "user"
 
 
 def test_summary_rerun_keeps_unchanged_and_replaces_changed_summaries(tenant_a, actor):

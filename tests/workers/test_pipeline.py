@@ -100,6 +100,9 @@ def test_the_user_restating_a_new_value_updates_but_an_inference_never_overrides
 def test_two_equally_authoritative_tools_that_disagree_are_both_kept_and_flagged(tenant_a, actor):
     from memoryapp.services.memories import MemoryDraft, memory_write
 
+    # Tools' facts are current only where the tenant accepts inferences (else they are candidates).
+    tenant_a.accept_inferences = True
+
     for speaker, city in (("crm", "Oslo"), ("billing", "Bergen")):
         memory_write(tenant=tenant_a, subject_ref="alice", actor=actor, draft=MemoryDraft(
             statement=f"The user lives in {city}.", source_kind="tool", key="user:home_city",

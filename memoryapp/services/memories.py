@@ -429,25 +429,37 @@ def _write(*, tenant, subject, subject_ref, draft, actor, embedding, supersede, 
     return WriteResult(memory=memory, created=True, superseded=to_retire, conflicts=conflicts)
 
 
+def _extracted_value(memory: Memory) -> bool:
+    value = (memory.metadata or {}).get("value") if isinstance(memory.metadata, dict) else None
+    return isinstance(value, str) and bool(value.strip())
+
+
 def candidate_settle(*, tenant: Tenant, candidate: Memory, by: Memory, at: datetime, actor: Actor,
-                     subject_ref: str, record, via: str) -> bool:
-    """End a candidate because the person stated a value under its key (`by`): the same value
-    confirms it, another rejects it. Either way it points to `by` and stays in history. Returns
-    whether it was confirmed. Assumes the subject's lock and the candidate's row lock."""
-    confirmed = bool(fact_values(statement=candidate.statement, metadata=candidate.metadata)
-                     & fact_values(statement=by.statement, metadata=by.metadata))
+                     subject_ref: str, record, via: str) -> str:
+    """End a candidate because the person stated a value under its key (`by`), and say how:
+    - "confirmed": the same value (fact_values meet); the candidate is superseded by `by`;
+    - "contradicted": both carry an extracted value and they differ; the candidate is rejected;
+    - "superseded_by_person": otherwise (free statements that differ in words may still mean the
+      same), the person's word replaces it without calling the inference wrong.
+    Either way it points to `by` and stays in history. Assumes the subject's and the candidate's
+    row locks."""
+    if fact_values(statement=candidate.statement, metadata=candidate.metadata) & fact_values(
+            statement=by.statement, metadata=by.metadata):
+        outcome, status, action = "confirmed", Memory.Status.SUPERSEDED, "candidate_confirmed"
+    elif _extracted_value(candidate) and _extracted_value(by):
+        outcome, status, action = "contradicted", Memory.Status.REJECTED, "candidate_rejected"
+    else:
+        outcome, status, action = "superseded_by_person", Memory.Status.SUPERSEDED, "candidate_superseded"
     before = memory_snapshot(candidate)
-    candidate.status = Memory.Status.SUPERSEDED if confirmed else Memory.Status.REJECTED
-    candidate.status_reason = "confirmed" if confirmed else "contradicted"
+    candidate.status, candidate.status_reason = status, outcome
     candidate.valid_to = max(at, candidate.valid_from)
     candidate.superseded_by = by
     candidate.save(update_fields=["status", "status_reason", "valid_to", "superseded_by"])
     record(
-        tenant=tenant, actor=actor, action="candidate_confirmed" if confirmed else "candidate_rejected",
-        subject_ref=subject_ref, memory_id=candidate.id, before=before, after=memory_snapshot(candidate),
-        details={"by": by.public_id, "via": via},
+        tenant=tenant, actor=actor, action=action, subject_ref=subject_ref, memory_id=candidate.id, before=before,
+        after=memory_snapshot(candidate), details={"by": by.public_id, "via": via},
     )
-    return confirmed
+    return outcome
 
 
 class MemoryWriteBatch:

@@ -47,8 +47,8 @@ def test_a_correction_of_equal_or_higher_authority_still_works(client_a):
     response = client_a.patch(f"/api/v1/subjects/alice/memories/{fact['id']}",
                               {"statement": "I live in Porto."}, format="json")
     assert response.status_code == 200
-    # The assistant's guess was a candidate: the user's other value settles it as rejected.
-    assert get(client_a, fact["id"])["status"] == "rejected"
+    # The assistant's guess was a candidate: the user's own word replaces it.
+    assert get(client_a, fact["id"])["status"] == "superseded"
 
 
 def accepting_inferences(tenant):

@@ -128,7 +128,8 @@ def test_a_user_correcting_a_candidate_replaces_it_with_their_own_word(client_a)
                               {"statement": "I live in Porto."}, format="json")
     assert response.status_code == 200, response.content
     assert response.json()["status"] == "active"
-    assert client_a.get(f"/api/v1/subjects/alice/memories/{guess['id']}").json()["status"] == "rejected"
+    replaced = client_a.get(f"/api/v1/subjects/alice/memories/{guess['id']}").json()
+    assert (replaced["status"], replaced["status_reason"]) == ("superseded", "superseded_by_person")
 
 
 def test_a_tenant_that_accepts_inferences_stores_them_as_current_and_the_setting_is_audited(client_a, tenant_a):

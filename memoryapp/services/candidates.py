@@ -56,7 +56,8 @@ def memory_confirm(*, tenant: Tenant, memory: Memory, actor: Actor) -> Memory:
     result = _write(tenant=tenant, subject=subject, subject_ref=subject.external_id, draft=draft, actor=actor,
                     embedding=candidate.embedding, supersede=supersede, lookup=_DatabaseLookup(), record=audit_record)
     # The fact may be an identical one already current (reinforced) rather than a new row.
-    candidate.valid_to, candidate.superseded_by = max(draft.valid_from, candidate.valid_from), result.memory
+    # It was never a fact itself (the confirmed version holds from now): no as_of returns it.
+    candidate.valid_to, candidate.superseded_by = candidate.valid_from, result.memory
     candidate.save(update_fields=["valid_to", "superseded_by"])
     audit_record(
         tenant=tenant, actor=actor, action="candidate_confirmed", subject_ref=subject.external_id,

@@ -181,9 +181,10 @@ def _new_memory(*, tenant: Tenant, subject: Subject, draft: MemoryDraft, embeddi
 
 
 def _retire(*, memory: Memory, successor: Memory, at: datetime) -> None:
+    # A fact stops holding when its successor starts; never before it started itself. An
+    # inference never held at all: its interval is empty, so as_of never returns it.
+    memory.valid_to = memory.valid_from if memory.status == Memory.Status.CANDIDATE else max(at, memory.valid_from)
     memory.status = Memory.Status.SUPERSEDED
-    # A fact stops holding when its successor starts; never before it started itself.
-    memory.valid_to = max(at, memory.valid_from)
     memory.superseded_by = successor
     memory.save(update_fields=["status", "valid_to", "superseded_by"])
 
@@ -411,8 +412,8 @@ def _write(*, tenant, subject, subject_ref, draft, actor, embedding, supersede, 
     if draft.key and draft.source_kind in SELF_SOURCES and memory.status == Memory.Status.ACTIVE:
         # The person stating a value under the key settles what was inferred under it.
         for candidate in lookup.candidates(tenant=tenant, subject=subject, namespace=draft.namespace, key=draft.key):
-            candidate_settle(tenant=tenant, candidate=candidate, by=memory, at=valid_from, actor=actor,
-                             subject_ref=subject_ref, record=record, via="statement")
+            candidate_settle(tenant=tenant, candidate=candidate, by=memory, actor=actor, subject_ref=subject_ref,
+                             record=record, via="statement")
             lookup.retired(candidate)
             settled.append(candidate)
     details = {"supersedes": [m.public_id for m in to_retire], "conflicts": [m.public_id for m in conflicts]}
@@ -434,15 +435,15 @@ def _extracted_value(memory: Memory) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
-def candidate_settle(*, tenant: Tenant, candidate: Memory, by: Memory, at: datetime, actor: Actor,
-                     subject_ref: str, record, via: str) -> str:
+def candidate_settle(*, tenant: Tenant, candidate: Memory, by: Memory, actor: Actor, subject_ref: str, record,
+                     via: str) -> str:
     """End a candidate because the person stated a value under its key (`by`), and say how:
     - "confirmed": the same value (fact_values meet); the candidate is superseded by `by`;
     - "contradicted": both carry an extracted value and they differ; the candidate is rejected;
     - "superseded_by_person": otherwise (free statements that differ in words may still mean the
       same), the person's word replaces it without calling the inference wrong.
-    Either way it points to `by` and stays in history. Assumes the subject's and the candidate's
-    row locks."""
+    Either way it points to `by` and stays in history with an empty validity interval: it was
+    never a fact, so no as_of returns it. Assumes the subject's and the candidate's row locks."""
     if fact_values(statement=candidate.statement, metadata=candidate.metadata) & fact_values(
             statement=by.statement, metadata=by.metadata):
         outcome, status, action = "confirmed", Memory.Status.SUPERSEDED, "candidate_confirmed"
@@ -452,7 +453,7 @@ def candidate_settle(*, tenant: Tenant, candidate: Memory, by: Memory, at: datet
         outcome, status, action = "superseded_by_person", Memory.Status.SUPERSEDED, "candidate_superseded"
     before = memory_snapshot(candidate)
     candidate.status, candidate.status_reason = status, outcome
-    candidate.valid_to = max(at, candidate.valid_from)
+    candidate.valid_to = candidate.valid_from
     candidate.superseded_by = by
     candidate.save(update_fields=["status", "status_reason", "valid_to", "superseded_by"])
     record(
@@ -620,7 +621,7 @@ def _memory_supersede(*, tenant, memory, draft, actor, action, vector) -> Memory
                         embedding=vector, supersede=None, lookup=_DatabaseLookup(), record=audit_record)
         memory.refresh_from_db()
         if memory.status == Memory.Status.CANDIDATE:
-            candidate_settle(tenant=tenant, candidate=memory, by=result.memory, at=draft.valid_from, actor=actor,
+            candidate_settle(tenant=tenant, candidate=memory, by=result.memory, actor=actor,
                              subject_ref=subject_ref, record=audit_record, via=action)
         return result.memory
     elif memory.status != Memory.Status.CANDIDATE and held_as_candidate(

@@ -10,10 +10,10 @@ from rest_framework.test import APIClient
 from memoryapp.actors import Actor
 from memoryapp.models import ApiKey, AuditEntry, Memory, Tenant
 from memoryapp.policy import held_as_candidate
+from memoryapp.selectors.memories import subject_get
 from memoryapp.services.consolidation import consolidation_merge
 from memoryapp.services.memories import MemoryDraft, memory_write
 from memoryapp.services.tenants import api_key_create
-from memoryapp.selectors.memories import subject_get
 from tests.api.conftest import assert_error, make_client, post, write
 from tests.conftest import as_tenant
 
@@ -330,3 +330,14 @@ def test_the_cap_holds_on_the_mcp_door_where_remember_speaks_with_the_keys_cap(t
     with as_tenant(tenant_a):
         memory = Memory.objects.get(tenant=tenant_a, statement="Alice is probably a night owl.")
     assert (memory.source_kind, memory.status) == ("assistant", "candidate")
+
+
+def test_a_confirmed_or_superseded_inference_was_never_a_fact_so_no_as_of_returns_it(client_a):
+    guess = write(client_a, "alice", "Alice lives in Lisbon.", key=CITY, source="assistant",
+                  valid_from="2026-01-01T00:00:00Z")
+    assert post(client_a, f"subjects/alice/memories/{guess['id']}/confirm").status_code == 200
+    then = statements(post(client_a, "subjects/alice/search",
+                           {"query": "Where does Alice live? Lisbon", "as_of": "2026-02-01T00:00:00Z"}))
+    assert "Alice lives in Lisbon." not in then
+    replaced = client_a.get(f"/api/v1/subjects/alice/memories/{guess['id']}").json()
+    assert replaced["valid_to"] == replaced["valid_from"]

@@ -11,6 +11,7 @@ from rest_framework.exceptions import AuthenticationFailed
 
 from memoryapp.actors import Actor
 from memoryapp.models import ApiKey
+from memoryapp.services.authority import source_check
 from memoryapp.services.tenants import api_key_authenticate
 
 # Writing last_used_at on every request would lock the key's row on every request; once a
@@ -67,3 +68,13 @@ class ApiKeyAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request):
         return self.keyword
+
+
+def claim_source(request, *, subject: str, source_kind: str | None, operation: str) -> str:
+    """The source a write from this request carries: the one it claims, or without a claim the
+    highest its key may claim (user_explicit for a key without a cap, as the contract says).
+    A claim above the key's cap is refused, audited: 403 source_not_allowed."""
+    source_kind = source_kind or request.api_key.max_source
+    source_check(tenant=request.tenant, api_key=request.api_key, source_kind=source_kind, subject_ref=subject,
+                 actor=api_key_actor(request.api_key), operation=operation)
+    return source_kind

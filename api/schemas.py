@@ -216,3 +216,21 @@ class ApiKeyOut(serializers.Serializer):
     prefix = serializers.CharField(help_text="The key's public prefix (mk_<prefix>_…)")
     name = serializers.CharField()
     subject = serializers.CharField(allow_null=True, help_text="The subject the key is bound to; null if unbound")
+    max_source = serializers.CharField(help_text="Extension: the highest source the key may claim")
+
+
+class ConflictOut(serializers.Serializer):
+    id = serializers.CharField(help_text="cfl_…: what to resolve it by")
+    namespace = serializers.CharField()
+    key = serializers.CharField()
+    memories = MemoryOut(many=True, help_text="The disagreeing current memories, oldest first")
+
+
+class ConflictListOut(serializers.Serializer):
+    conflicts = ConflictOut(many=True)
+
+
+class ConflictResolvedOut(serializers.Serializer):
+    conflict = serializers.CharField()
+    resolution = serializers.CharField()
+    memories = MemoryOut(many=True, help_text="What is current under the key afterwards")

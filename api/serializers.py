@@ -237,7 +237,10 @@ class MemoryIn(StrictSerializer):
     statement = text(MAX_CONTENT, validators=[says_something])
     memory_type = serializers.ChoiceField(choices=Memory.Type.choices, default=Memory.Type.SEMANTIC)
     namespace = NamespaceField(required=False, default="")
-    source = serializers.ChoiceField(choices=SourceKind.choices, default=SourceKind.USER_EXPLICIT)
+    source = serializers.ChoiceField(
+        choices=SourceKind.choices, required=False,
+        help_text="Who this comes from. Default: the highest source the key may claim (user_explicit unless the "
+                  "key was created with --max-source); a claim above that is refused with 403 source_not_allowed.")
     key = text(MAX_ID, required=False, allow_blank=True, default="",
                help_text="Optional (entity, attribute) key, e.g. 'user:home_city': a new value supersedes the old.")
     valid_from = TimeField(required=False)
@@ -259,6 +262,22 @@ class MemoryIn(StrictSerializer):
         if attrs["exact_key"] and not attrs["key"]:
             raise serializers.ValidationError({"exact_key": ["Needs a key."]})
         return metadata_purposes(attrs)
+
+
+class ConflictResolveIn(StrictSerializer):
+    """Extension (issue 15): how the person settles a conflict."""
+
+    resolution = serializers.ChoiceField(choices=["keep", "keep_all", "correct"])
+    memory_id = text(MAX_ID, required=False, help_text="With keep: the memory that is right.")
+    statement = text(MAX_CONTENT, required=False, validators=[says_something],
+                     help_text="With correct: what is true instead.")
+
+    def validate(self, attrs):
+        if attrs["resolution"] == "keep" and not attrs.get("memory_id"):
+            raise serializers.ValidationError({"memory_id": ["Required with resolution 'keep'."]})
+        if attrs["resolution"] == "correct" and not attrs.get("statement"):
+            raise serializers.ValidationError({"statement": ["Required with resolution 'correct'."]})
+        return attrs
 
 
 class MemoryCorrectionIn(StrictSerializer):

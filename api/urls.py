@@ -3,7 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 import api.schemas  # noqa: F401  (registers the bearer-key security scheme)
 
-from api.views import events, exports, health, jobs, keys, mcp, memories, search, subjects
+from api.views import events, exports, governance, health, jobs, keys, mcp, memories, search, subjects
 from api.views.fallback import api_not_found
 
 S = "api/v1/subjects/<str:subject>"
@@ -17,6 +17,12 @@ urlpatterns = [
     path(f"{S}/memories", memories.MemoriesView.as_view(), name="memories"),
     path(M, memories.MemoryView.as_view(), name="memory"),
     path(f"{M}/history", memories.MemoryHistoryView.as_view(), name="memory-history"),
+    # extensions, issue 15 (write path): the person confirms or rejects inferences, settles conflicts
+    path(f"{M}/confirm", governance.MemoryConfirmView.as_view(), name="memory-confirm"),
+    path(f"{M}/reject", governance.MemoryRejectView.as_view(), name="memory-reject"),
+    path(f"{S}/conflicts", governance.ConflictsView.as_view(), name="conflicts"),
+    path(f"{S}/conflicts/<str:conflict_id>/resolve", governance.ConflictResolveView.as_view(),
+         name="conflict-resolve"),
     path(f"{S}/namespaces", memories.NamespacesView.as_view(), name="namespaces"),  # extension
     path(f"{S}/search", search.SearchView.as_view(), name="search"),
     path(f"{S}/context", search.ContextView.as_view(), name="context"),

@@ -9,6 +9,7 @@ from console.access import console_view
 from console.forms import ApiKeyForm, AuditFilterForm, JobFilterForm
 from console.views import PAGE_SIZE, _detail_context, page_or_fragment
 from memoryapp.errors import ApplicationError, NotFound
+from memoryapp.models import SourceKind
 from memoryapp.selectors.console import (
     api_keys_list, audit_actions, audit_entries, event_pk, jobs_list, live_memory_ids, memory_subject_ref,
     pending_approvals, pending_memory_get, quarantined_events,
@@ -140,6 +141,7 @@ def api_keys(request, ctx):
         api_key, raw_key = api_key_create(
             tenant=ctx.tenant, subject_ref=form.cleaned_data["subject_ref"].strip(),
             name=form.cleaned_data["name"].strip(), actor=ctx.actor,
+            max_source=form.cleaned_data["max_source"] or SourceKind.USER_EXPLICIT,
         )
         # Shown in this response only: it is stored hashed, so no page can show it again.
         new_key = {"key": api_key, "raw": raw_key}

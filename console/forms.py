@@ -65,3 +65,9 @@ class JobFilterForm(forms.Form):
 class ApiKeyForm(forms.Form):
     name = forms.CharField(required=False, max_length=200)
     subject_ref = forms.CharField(required=False, max_length=200, label="Bind to subject (optional)")
+    max_source = forms.ChoiceField(choices=SourceKind.choices, initial=SourceKind.USER_EXPLICIT, required=False,
+                                   label="Highest source it may claim")
+
+
+class ConflictCorrectionForm(forms.Form):
+    statement = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=4000, strip=True)

@@ -1,7 +1,7 @@
 from django.urls import path
 from django.views.generic import RedirectView
 
-from console import admin_views, views
+from console import admin_views, review_views, views
 
 app_name = "console"
 
@@ -15,6 +15,10 @@ urlpatterns = [
     path("console/memories/<str:memory_id>/", views.memory_detail, name="memory_detail"),
     path("console/memories/<str:memory_id>/correct/", views.memory_correct_view, name="memory_correct"),
     path("console/memories/<str:memory_id>/forget/", views.memory_forget_view, name="memory_forget"),
+    path("console/review/", review_views.review, name="review"),
+    path("console/review/inferred/<str:memory_id>/<str:decision>/", review_views.candidate_decide,
+         name="candidate_decide"),
+    path("console/review/conflicts/<str:conflict_id>/", review_views.conflict_decide, name="conflict_decide"),
     path("console/data/", views.data, name="data"),
     path("console/reads/", views.reads, name="reads"),
     path("console/data/export/", views.data_export, name="data_export"),
@@ -32,6 +36,7 @@ urlpatterns = [
     path("console/admin/approvals/", admin_views.approvals, name="admin_approvals"),
     path("console/admin/approvals/<str:memory_id>/<str:decision>/", admin_views.approval_decide,
          name="admin_approval_decide"),
+    path("console/admin/conflicts/", review_views.admin_conflicts, name="admin_conflicts"),
     path("console/admin/keys/", admin_views.api_keys, name="admin_keys"),
     path("console/admin/keys/<uuid:key_id>/revoke/", admin_views.api_key_revoke_view, name="admin_key_revoke"),
     path("console/admin/keys/<uuid:key_id>/reads/", admin_views.api_key_reads, name="admin_key_reads"),

@@ -27,7 +27,7 @@ INSTRUCTIONS = (
 )
 
 MemoryType = Literal["semantic", "episodic", "procedural"]
-Status = Literal["active", "superseded", "expired", "pending_approval", "rejected"]
+Status = Literal["active", "superseded", "expired", "pending_approval", "rejected", "candidate"]
 Sensitivity = Literal["public", "internal", "personal", "special"]
 PURPOSE_HELP = "Why the memories are read (e.g. 'billing'): memories kept for other purposes stay out."
 SENSITIVITY_HELP = "The most sensitive level to read; default 'personal' ('special' is left out unless asked)."

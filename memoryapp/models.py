@@ -32,6 +32,9 @@ class Tenant(models.Model):
     slug = models.SlugField(max_length=100, unique=True)
     name = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Whether what an assistant or a tool inferred becomes a current fact at once. Off by default:
+    # an inference waits as a candidate until the person confirms it (seed 001 §4.2).
+    accept_inferences = models.BooleanField(default=False)
 
     def __str__(self) -> str:
         return self.slug
@@ -158,6 +161,9 @@ class Memory(models.Model):
         # The episode of a quarantined event: kept for the admin's decision, seen by no agent
         # (and not listed as the person's memory) until it is released.
         QUARANTINED = "quarantined"
+        # What an assistant or a tool inferred: kept for the person to confirm or reject, and
+        # left out of search, context and the profile until then (policy.initial_status).
+        CANDIDATE = "candidate"
 
     class Sensitivity(models.TextChoices):
         PUBLIC = "public"
@@ -408,6 +414,9 @@ class ApiKey(models.Model):
     name = models.CharField(max_length=200, blank=True, default="")
     prefix = models.CharField(max_length=16, unique=True)
     key_hash = models.CharField(max_length=64)
+    # The highest source this key may claim for what it writes (policy.source_allowed); the
+    # default claims anything, as the v1 contract does.
+    max_source = models.CharField(max_length=20, choices=SourceKind.choices, default=SourceKind.USER_EXPLICIT)
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)

@@ -10,6 +10,7 @@ from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from api.authentication import claim_source
 from api.mem0.base import Mem0View
 from api.mem0.representations import labels_and_metadata, mem0_history, mem0_memory, mem0_score
 from api.mem0.scope import (
@@ -117,6 +118,8 @@ class AddView(Mem0View):
         batch = uuid.uuid4().hex
         inputs = [
             EventInput(event_id=f"mem0-{batch}-{i}", role=m["role"], content=m["content"],
+                       source_kind=claim_source(request, subject=subject, operation="mem0_add",
+                                                source_kind=DEFAULT_SOURCE_FOR_ROLE[m["role"]]),
                        occurred_at=data.get("timestamp"), session_id=scope.run_id, speaker=m.get("name", ""),
                        metadata=metadata)
             for i, m in enumerate(data["messages"])
@@ -137,7 +140,9 @@ class AddView(Mem0View):
                 raise ApplicationError("invalid_request", f"messages[{i}].content: an explicit write (infer=false) "
                                        "needs at least one letter or digit.", {"messages": i}) from None
             drafts.append(MemoryDraft(
-                statement=message["content"], source_kind=DEFAULT_SOURCE_FOR_ROLE[message["role"]],
+                statement=message["content"],
+                source_kind=claim_source(request, subject=subject, operation="mem0_add",
+                                         source_kind=DEFAULT_SOURCE_FOR_ROLE[message["role"]]),
                 valid_from=data.get("timestamp"), expires_at=data.get("expiration_date"), metadata=metadata,
             ))
         actor = self.actor(request)
@@ -302,8 +307,11 @@ class MemoryView(Mem0View):
             changes["valid_from"] = data["timestamp"]
         if "expiration_date" in data:
             changes["expires_at"] = data["expiration_date"]
+        # mem0 sends no source: the update speaks with the highest the key may claim.
+        source_kind = claim_source(request, subject=memory.subject.external_id, source_kind=None,
+                                   operation="mem0_update")
         new = memory_correct(tenant=request.tenant, memory=memory, actor=self.actor(request),
-                             statement=data.get("text"), source_kind="user_explicit", **changes)
+                             statement=data.get("text"), source_kind=source_kind, **changes)
         subject_ref = memory.subject.external_id
         new = memory_get(tenant=request.tenant, subject_ref=subject_ref, memory_id=new.public_id)
         body = {**mem0_memory(new, {}), "message": "Memory updated successfully!", "previous_memory": memory.public_id}

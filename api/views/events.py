@@ -4,9 +4,11 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
+from api.authentication import claim_source
 from api.schemas import EventsAcceptedOut, errors
 from api.serializers import EventBatchIn, EventIn
 from api.views.base import ApiView
+from memoryapp.policy import DEFAULT_SOURCE_FOR_ROLE
 from memoryapp.services.events import EventInput, event_append
 
 
@@ -19,10 +21,13 @@ class EventsView(ApiView):
             items = self.validated(EventBatchIn, data)["events"]
         else:
             items = [self.validated(EventIn, data)]
+        # The source each event claims, or the one its role implies, within the key's cap.
         inputs = [
             EventInput(
                 event_id=item["event_id"], role=item["role"], content=item["content"],
-                source_kind=item.get("source"), occurred_at=item.get("occurred_at"),
+                source_kind=claim_source(request, subject=subject, operation="events_append",
+                                         source_kind=item.get("source") or DEFAULT_SOURCE_FOR_ROLE[item["role"]]),
+                occurred_at=item.get("occurred_at"),
                 session_id=item.get("session_id", ""), speaker=item.get("speaker", ""),
                 metadata=item.get("metadata"),
             )

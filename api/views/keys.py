@@ -13,4 +13,5 @@ class ApiKeyView(ApiView):
     @extend_schema(operation_id="api_key_get", responses={200: ApiKeyOut, **errors()})
     def get(self, request):
         key = request.api_key
-        return Response({"prefix": key.prefix, "name": key.name, "subject": key.subject_ref or None})
+        return Response({"prefix": key.prefix, "name": key.name, "subject": key.subject_ref or None,
+                         "max_source": key.max_source})

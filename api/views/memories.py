@@ -7,7 +7,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from api.authentication import api_key_actor
+from api.authentication import api_key_actor, claim_source
 from api.idempotency import idempotent
 from api.representations import event_json, memory_json
 from api.schemas import IDEMPOTENCY_KEY, HistoryOut, JobRefOut, MemoryOut, MemoryPageOut, NamespacePageOut, errors
@@ -46,9 +46,10 @@ def cursor_decode(cursor: str) -> tuple[datetime, str]:
 # `request` is an authenticated API request (its tenant and key), inside its transaction.
 
 def memory_create(request, subject: str, data: dict) -> dict:
+    source_kind = claim_source(request, subject=subject, source_kind=data.get("source"), operation="memory_write")
     draft = MemoryDraft(
         statement=data["statement"], memory_type=data["memory_type"], namespace=data["namespace"],
-        source_kind=data["source"], key=data["key"], exact_key=data.get("exact_key", False),
+        source_kind=source_kind, key=data["key"], exact_key=data.get("exact_key", False),
         confidence=data["confidence"], importance=data["importance"], sensitivity=data["sensitivity"],
         valid_from=data.get("valid_from"), expires_at=data.get("expires_at"), metadata=data["metadata"],
     )
@@ -81,7 +82,8 @@ def memory_page(request, subject: str, params: dict) -> dict:
 def memory_correction(request, subject: str, memory_id: str, changes: dict) -> dict:
     changes = dict(changes)
     memory = memory_get(tenant=request.tenant, subject_ref=subject, memory_id=memory_id)
-    source_kind = changes.pop("source", "user_explicit")
+    source_kind = claim_source(request, subject=subject, source_kind=changes.pop("source", None),
+                               operation="memory_correct")
     new = memory_correct(tenant=request.tenant, memory=memory, actor=api_key_actor(request.api_key),
                          source_kind=source_kind, **changes)
     new = memory_get(tenant=request.tenant, subject_ref=subject, memory_id=new.public_id)

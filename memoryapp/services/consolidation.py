@@ -25,7 +25,7 @@ from django.utils import timezone
 from memoryapp import embeddings
 from memoryapp.actors import Actor
 from memoryapp.models import Event, Job, Memory, MemoryLineage, Subject, Tenant, UNTRUSTED_SOURCES
-from memoryapp.policy import source_authority
+from memoryapp.policy import source_authority, weakest_source
 from memoryapp.safety import looks_like_instruction, redact_secrets
 from memoryapp.selectors.memories import subject_get
 from memoryapp.services.audit import audit_record
@@ -185,8 +185,10 @@ def _merge(*, tenant: Tenant, subject: Subject, members: list[Memory]) -> Memory
     evidence = list(Event.objects.filter(tenant=tenant, evidence_links__memory__in=members).distinct())
     draft = MemoryDraft(
         statement=best.statement, memory_type=Memory.Type.SEMANTIC, namespace=best.namespace,
-        source_kind=best.source_kind, key=best.key or next((m.key for m in members if m.key), ""),
-        confidence=max(m.confidence for m in members), importance=max(m.importance for m in members),
+        # A derived memory is no more trusted, nor more certain, than its weakest source (seed 001 §12).
+        source_kind=weakest_source(m.source_kind for m in members),
+        key=best.key or next((m.key for m in members if m.key), ""),
+        confidence=min(m.confidence for m in members), importance=max(m.importance for m in members),
         sensitivity=best.sensitivity, expires_at=best.expires_at,
         metadata={**best.metadata, "consolidated_from": len(members)},
         source_event=best.source_event, evidence=evidence, derived_from=members,
@@ -252,8 +254,8 @@ def consolidation_summarise(*, tenant: Tenant, subject: Subject) -> dict:
         tenant_activate(tenant=tenant)
         # Only what an agent may read: not quarantined, not being erased by a pending forget, and
         # no instruction-like text from anyone but the user, whether extraction has screened it
-        # yet or an admin released it (a summary speaks as "system", so it must not repeat an
-        # injected instruction).
+        # yet or an admin released it (a summary is read as the session's record, so it must not
+        # repeat an injected instruction).
         events = [
             event for event in Event.objects.filter(
                 tenant=tenant, subject=subject, quarantined=False, erasing=False,
@@ -307,9 +309,11 @@ def consolidation_summarise(*, tenant: Tenant, subject: Subject) -> dict:
                 .exclude(metadata__contains={"kind": SUMMARY_KIND}).exclude(status=Memory.Status.REJECTED).distinct()
             )
             ordered = sorted(session_events, key=lambda e: (e.occurred_at, e.seq))
+            # It speaks for its weakest message or memory, never as "system" with full confidence.
             draft = MemoryDraft(
-                statement=text, memory_type=Memory.Type.EPISODIC, namespace=SUMMARY_NAMESPACE, source_kind="system",
-                key=f"session:{sid}", confidence=1.0, importance=0.3,
+                statement=text, memory_type=Memory.Type.EPISODIC, namespace=SUMMARY_NAMESPACE,
+                source_kind=weakest_source([e.source_kind for e in session_events] + [m.source_kind for m in sources]),
+                key=f"session:{sid}", confidence=min((m.confidence for m in sources), default=1.0), importance=0.3,
                 metadata={"kind": SUMMARY_KIND, "session_id": sid, "events": len(session_events),
                           "generator": SUMMARY_GENERATOR},
                 evidence=session_events, derived_from=sources, extractor_version=SUMMARY_GENERATOR,

@@ -116,7 +116,8 @@ def _expire(*, tenant: Tenant, subject_ref: str | None, now: datetime) -> int:
             tenant_activate(tenant=tenant)
             batch = list(
                 _scope(tenant, subject_ref)
-                .filter(status__in=[Memory.Status.ACTIVE, Memory.Status.PENDING_APPROVAL], expires_at__lte=now)
+                .filter(status__in=[Memory.Status.ACTIVE, Memory.Status.PENDING_APPROVAL, Memory.Status.CANDIDATE],
+                        expires_at__lte=now)
                 .select_related("subject").select_for_update(skip_locked=True, of=("self",))
                 .order_by("expires_at")[:BATCH_SIZE]
             )
@@ -126,11 +127,16 @@ def _expire(*, tenant: Tenant, subject_ref: str | None, now: datetime) -> int:
             total += len(batch)
 
 
+# What the per-subject cap counts: current memories, and inferences waiting for the person (which
+# would otherwise pile up unanswered).
+CAPPED_STATUSES = [Memory.Status.ACTIVE, Memory.Status.CANDIDATE]
+
+
 def _cap(*, tenant: Tenant, subject_ref: str | None, now: datetime, cap: int) -> int:
     with transaction.atomic():
         tenant_activate(tenant=tenant)
         over = list(
-            _scope(tenant, subject_ref).filter(status=Memory.Status.ACTIVE)
+            _scope(tenant, subject_ref).filter(status__in=CAPPED_STATUSES)
             .values("subject_id").annotate(n=Count("id")).filter(n__gt=cap).values_list("subject_id", "n")
         )
     archived = 0
@@ -140,7 +146,7 @@ def _cap(*, tenant: Tenant, subject_ref: str | None, now: datetime, cap: int) ->
             # The subject lock keeps a concurrent write from changing the count under us.
             Subject.objects.select_for_update().filter(pk=subject_id).first()
             active = list(
-                Memory.objects.filter(tenant=tenant, subject_id=subject_id, status=Memory.Status.ACTIVE, erasing=False)
+                Memory.objects.filter(tenant=tenant, subject_id=subject_id, status__in=CAPPED_STATUSES, erasing=False)
                 .select_related("subject")
                 .only("id", "subject__external_id", "source_kind", "memory_type", "status", "confidence",
                       "importance", "access_count", "last_accessed_at", "valid_from", "recorded_at")

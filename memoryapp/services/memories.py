@@ -14,7 +14,7 @@ from memoryapp import embeddings
 from memoryapp.actors import Actor
 from memoryapp.errors import ApplicationError, NotFound, PolicyRejected
 from memoryapp.models import Event, Job, Memory, MemoryEvidence, MemoryLineage, Subject, Tenant
-from memoryapp.policy import durable_types_allowed, initial_status, source_authority
+from memoryapp.policy import durable_types_allowed, held_as_candidate, initial_status, source_authority
 from memoryapp.safety import find_secrets, looks_like_instruction, text_values
 from memoryapp.selectors.forget import memory_forget_plan
 from memoryapp.selectors.memories import current_version
@@ -33,6 +33,16 @@ def normalise_statement(statement: str) -> str:
 
 def content_hash(statement: str) -> str:
     return hashlib.sha256(normalise_statement(statement).encode()).hexdigest()
+
+
+def fact_values(*, statement: str, metadata: dict | None) -> set[str]:
+    """The normalised forms a keyed fact's value takes: the extracted value when there is one,
+    and the whole statement. Two facts under one key state the same value when these meet."""
+    values = {normalise_statement(statement)}
+    value = (metadata or {}).get("value") if isinstance(metadata, dict) else None
+    if isinstance(value, str) and value.strip():
+        values.add(normalise_statement(value))
+    return values
 
 
 def memory_snapshot(memory: Memory) -> dict:
@@ -149,7 +159,8 @@ def _new_memory(*, tenant: Tenant, subject: Subject, draft: MemoryDraft, embeddi
         expires_at=draft.expires_at,
         metadata=draft.metadata,
         flags=list(draft.flags),
-        status=draft.status or initial_status(memory_type=draft.memory_type),
+        status=draft.status or initial_status(memory_type=draft.memory_type, source_kind=draft.source_kind,
+                                              accept_inferences=tenant.accept_inferences),
         status_reason=draft.status_reason,
         proposal_for=draft.proposal_for,
         content_hash=content_hash(draft.statement),
@@ -170,9 +181,10 @@ def _new_memory(*, tenant: Tenant, subject: Subject, draft: MemoryDraft, embeddi
 
 
 def _retire(*, memory: Memory, successor: Memory, at: datetime) -> None:
+    # A fact stops holding when its successor starts; never before it started itself. An
+    # inference never held at all: its interval is empty, so as_of never returns it.
+    memory.valid_to = memory.valid_from if memory.status == Memory.Status.CANDIDATE else max(at, memory.valid_from)
     memory.status = Memory.Status.SUPERSEDED
-    # A fact stops holding when its successor starts; never before it started itself.
-    memory.valid_to = max(at, memory.valid_from)
     memory.superseded_by = successor
     memory.save(update_fields=["status", "valid_to", "superseded_by"])
 
@@ -243,14 +255,22 @@ def memory_write(
                          supersede=supersede)
 
 
+def _same_statuses(candidates: bool) -> list[str]:
+    """What an identical statement reinforces. A held inference may reinforce an identical held
+    one; the person's own word never merely reinforces an inference: it confirms it."""
+    statuses = [Memory.Status.ACTIVE, Memory.Status.PENDING_APPROVAL]
+    return [*statuses, Memory.Status.CANDIDATE] if candidates else statuses
+
+
 class _DatabaseLookup:
     """What a single memory_write looks up, read from the database each time."""
 
-    def same(self, *, tenant: Tenant, subject: Subject, namespace: str, digest: str) -> Memory | None:
+    def same(self, *, tenant: Tenant, subject: Subject, namespace: str, digest: str,
+             candidates: bool = False) -> Memory | None:
         return (
             Memory.objects.filter(
                 tenant=tenant, subject=subject, namespace=namespace, content_hash=digest,
-                status__in=[Memory.Status.ACTIVE, Memory.Status.PENDING_APPROVAL], erasing=False,
+                status__in=_same_statuses(candidates), erasing=False,
             )
             .order_by("recorded_at")
             .first()
@@ -260,6 +280,12 @@ class _DatabaseLookup:
         return list(Memory.objects.select_for_update().filter(
             tenant=tenant, subject=subject, namespace=namespace, key=key,
             status=Memory.Status.ACTIVE, erasing=False,
+        ))
+
+    def candidates(self, *, tenant: Tenant, subject: Subject, namespace: str, key: str) -> list[Memory]:
+        return list(Memory.objects.select_for_update().filter(
+            tenant=tenant, subject=subject, namespace=namespace, key=key,
+            status=Memory.Status.CANDIDATE, erasing=False,
         ))
 
     def reinforced(self, memory: Memory, *, grown: int, confidence: float) -> None:
@@ -287,6 +313,11 @@ def _write(*, tenant, subject, subject_ref, draft, actor, embedding, supersede, 
     Assumes the tenant's transaction and the subject's row lock; `lookup` answers the reads
     (the database, or a batch's prefetched view of it) and `record` appends audit entries."""
     valid_from = draft.valid_from or timezone.now()
+    # An inference waits for the person (seed 001 §4.2): it replaces, shortens and flags nothing.
+    held = draft.status is None and held_as_candidate(
+        memory_type=draft.memory_type, source_kind=draft.source_kind, accept_inferences=tenant.accept_inferences)
+    if held:
+        draft.status = Memory.Status.CANDIDATE
 
     digest = content_hash(draft.statement)
     if draft.exact_key and draft.key:
@@ -295,7 +326,7 @@ def _write(*, tenant, subject, subject_ref, draft, actor, embedding, supersede, 
         same = next((r for r in lookup.rivals(tenant=tenant, subject=subject, namespace=draft.namespace, key=draft.key)
                      if r.content_hash == digest and r.metadata == draft.metadata), None)
     else:
-        same = lookup.same(tenant=tenant, subject=subject, namespace=draft.namespace, digest=digest)
+        same = lookup.same(tenant=tenant, subject=subject, namespace=draft.namespace, digest=digest, candidates=held)
     if same is not None:
         added = _link_evidence(tenant=tenant, memory=same, events=[draft.source_event, *draft.evidence])
         grown = max(added, 1 if not draft.source_event else added)
@@ -315,7 +346,8 @@ def _write(*, tenant, subject, subject_ref, draft, actor, embedding, supersede, 
     # A proposed procedure replaces nothing until an admin approves it (memory_review retires
     # the active one then); until that moment the agent keeps following the approved version.
     proposal = (draft.status or initial_status(memory_type=draft.memory_type)) == Memory.Status.PENDING_APPROVAL
-    rivals = lookup.rivals(tenant=tenant, subject=subject, namespace=draft.namespace, key=draft.key) if draft.key else []
+    rivals = lookup.rivals(tenant=tenant, subject=subject, namespace=draft.namespace, key=draft.key) \
+        if draft.key and not held else []
     procedure = next((r for r in rivals if r.memory_type == Memory.Type.PROCEDURAL), None)
     if procedure is not None and not proposal:
         # A write under an approved procedure's key would change how the agent acts: a proposal.
@@ -376,7 +408,19 @@ def _write(*, tenant, subject, subject_ref, draft, actor, embedding, supersede, 
         if "conflict" not in rival.flags:
             rival.flags = [*rival.flags, "conflict"]
             rival.save(update_fields=["flags"])
+    settled = []
+    if draft.key and draft.source_kind in SELF_SOURCES and memory.status == Memory.Status.ACTIVE:
+        # The person stating a value under the key settles what was inferred under it.
+        for candidate in lookup.candidates(tenant=tenant, subject=subject, namespace=draft.namespace, key=draft.key):
+            candidate_settle(tenant=tenant, candidate=candidate, by=memory, actor=actor, subject_ref=subject_ref,
+                             record=record, via="statement")
+            lookup.retired(candidate)
+            settled.append(candidate)
     details = {"supersedes": [m.public_id for m in to_retire], "conflicts": [m.public_id for m in conflicts]}
+    if held:
+        details["candidate"] = True
+    if settled:
+        details["settles"] = [m.public_id for m in settled]
     if memory.status_reason == "outranked" and memory.superseded_by_id:
         details["outranked_by"] = f"mem_{memory.superseded_by_id.hex}"
     record(
@@ -384,6 +428,39 @@ def _write(*, tenant, subject, subject_ref, draft, actor, embedding, supersede, 
         after=memory_snapshot(memory), details=details,
     )
     return WriteResult(memory=memory, created=True, superseded=to_retire, conflicts=conflicts)
+
+
+def _extracted_value(memory: Memory) -> bool:
+    value = (memory.metadata or {}).get("value") if isinstance(memory.metadata, dict) else None
+    return isinstance(value, str) and bool(value.strip())
+
+
+def candidate_settle(*, tenant: Tenant, candidate: Memory, by: Memory, actor: Actor, subject_ref: str, record,
+                     via: str) -> str:
+    """End a candidate because the person stated a value under its key (`by`), and say how:
+    - "confirmed": the same value (fact_values meet); the candidate is superseded by `by`;
+    - "contradicted": both carry an extracted value and they differ; the candidate is rejected;
+    - "superseded_by_person": otherwise (free statements that differ in words may still mean the
+      same), the person's word replaces it without calling the inference wrong.
+    Either way it points to `by` and stays in history with an empty validity interval: it was
+    never a fact, so no as_of returns it. Assumes the subject's and the candidate's row locks."""
+    if fact_values(statement=candidate.statement, metadata=candidate.metadata) & fact_values(
+            statement=by.statement, metadata=by.metadata):
+        outcome, status, action = "confirmed", Memory.Status.SUPERSEDED, "candidate_confirmed"
+    elif _extracted_value(candidate) and _extracted_value(by):
+        outcome, status, action = "contradicted", Memory.Status.REJECTED, "candidate_rejected"
+    else:
+        outcome, status, action = "superseded_by_person", Memory.Status.SUPERSEDED, "candidate_superseded"
+    before = memory_snapshot(candidate)
+    candidate.status, candidate.status_reason = status, outcome
+    candidate.valid_to = candidate.valid_from
+    candidate.superseded_by = by
+    candidate.save(update_fields=["status", "status_reason", "valid_to", "superseded_by"])
+    record(
+        tenant=tenant, actor=actor, action=action, subject_ref=subject_ref, memory_id=candidate.id, before=before,
+        after=memory_snapshot(candidate), details={"by": by.public_id, "via": via},
+    )
+    return outcome
 
 
 class MemoryWriteBatch:
@@ -403,6 +480,7 @@ class MemoryWriteBatch:
         self.record = record
         self._same: dict[tuple, list[Memory]] = {}
         self._rivals: dict[tuple, list[Memory]] = {}
+        self._candidates: dict[tuple, list[Memory]] = {}
 
     def lock_subjects(self, *, subject_ids) -> list[Subject]:
         return list(Subject.objects.select_for_update().filter(tenant=self.tenant, pk__in=set(subject_ids))
@@ -411,21 +489,26 @@ class MemoryWriteBatch:
     def prefetch(self, *, subject_ids, drafts: list[MemoryDraft]) -> None:
         """Read what memory_write would look up for `drafts` about `subject_ids` (call after
         lock_subjects; every later write() must be about one of those subjects)."""
-        self._same, self._rivals = {}, {}
+        self._same, self._rivals, self._candidates = {}, {}, {}
         if not drafts:
             return
         digests = {content_hash(d.statement) for d in drafts}
         keys = {d.key for d in drafts if d.key}
         found = Memory.objects.select_for_update().filter(
             tenant=self.tenant, subject_id__in=set(subject_ids), namespace__in={d.namespace for d in drafts},
-            status__in=[Memory.Status.ACTIVE, Memory.Status.PENDING_APPROVAL], erasing=False,
-        ).filter(Q(content_hash__in=digests) | Q(key__in=keys, status=Memory.Status.ACTIVE))
+            status__in=_same_statuses(True), erasing=False,
+        ).filter(Q(content_hash__in=digests)
+                 | Q(key__in=keys, status__in=[Memory.Status.ACTIVE, Memory.Status.CANDIDATE]))
         for memory in found.order_by("recorded_at", "pk"):
             self.written(memory)
 
-    def same(self, *, tenant, subject, namespace, digest) -> Memory | None:
-        candidates = self._same.get((subject.pk, namespace, digest))
-        return candidates[0] if candidates else None
+    def same(self, *, tenant, subject, namespace, digest, candidates: bool = False) -> Memory | None:
+        statuses = _same_statuses(candidates)
+        found = [m for m in self._same.get((subject.pk, namespace, digest), []) if m.status in statuses]
+        return found[0] if found else None
+
+    def candidates(self, *, tenant, subject, namespace, key) -> list[Memory]:
+        return list(self._candidates.get((subject.pk, namespace, key), []))
 
     def rivals(self, *, tenant, subject, namespace, key) -> list[Memory]:
         return list(self._rivals.get((subject.pk, namespace, key), []))
@@ -437,14 +520,17 @@ class MemoryWriteBatch:
 
     def written(self, memory: Memory) -> None:
         # Oldest first, as memory_write's `same` query orders them.
-        if memory.status in (Memory.Status.ACTIVE, Memory.Status.PENDING_APPROVAL):
+        if memory.status in _same_statuses(True):
             self._same.setdefault((memory.subject_id, memory.namespace, memory.content_hash), []).append(memory)
         if memory.key and memory.status == Memory.Status.ACTIVE:
             self._rivals.setdefault((memory.subject_id, memory.namespace, memory.key), []).append(memory)
+        if memory.key and memory.status == Memory.Status.CANDIDATE:
+            self._candidates.setdefault((memory.subject_id, memory.namespace, memory.key), []).append(memory)
 
     def retired(self, memory: Memory) -> None:
         for index, key in ((self._same, (memory.subject_id, memory.namespace, memory.content_hash)),
-                           (self._rivals, (memory.subject_id, memory.namespace, memory.key))):
+                           (self._rivals, (memory.subject_id, memory.namespace, memory.key)),
+                           (self._candidates, (memory.subject_id, memory.namespace, memory.key))):
             if key in index:
                 index[key] = [m for m in index[key] if m.pk != memory.pk]
 
@@ -508,9 +594,10 @@ def _memory_supersede(*, tenant, memory, draft, actor, action, vector) -> Memory
     memory = Memory.objects.select_for_update().filter(pk=memory.pk, tenant=tenant).first()
     if memory is None:
         raise NotFound("memory")
-    if memory.erasing or memory.status not in (Memory.Status.ACTIVE, Memory.Status.PENDING_APPROVAL):
+    correctable = (Memory.Status.ACTIVE, Memory.Status.PENDING_APPROVAL, Memory.Status.CANDIDATE)
+    if memory.erasing or memory.status not in correctable:
         raise ApplicationError(
-            "memory_not_current", "Only a current memory can be corrected or superseded.",
+            "memory_not_current", "Only a current memory (or an inference waiting) can be corrected or superseded.",
             {"status": memory.status}, status=409,
         )
     if outranks(old=memory, draft=draft):
@@ -526,6 +613,29 @@ def _memory_supersede(*, tenant, memory, draft, actor, action, vector) -> Memory
     )
     if proposal:
         draft.status = Memory.Status.PENDING_APPROVAL
+    elif memory.status == Memory.Status.CANDIDATE and not held_as_candidate(
+            memory_type=draft.memory_type, source_kind=draft.source_kind, accept_inferences=tenant.accept_inferences):
+        # Someone who may speak for the person corrects an inference: their version is written
+        # like any new statement (under the key's rules), and the inference is settled by it.
+        result = _write(tenant=tenant, subject=memory.subject, subject_ref=subject_ref, draft=draft, actor=actor,
+                        embedding=vector, supersede=None, lookup=_DatabaseLookup(), record=audit_record)
+        memory.refresh_from_db()
+        if memory.status == Memory.Status.CANDIDATE:
+            candidate_settle(tenant=tenant, candidate=memory, by=result.memory, actor=actor,
+                             subject_ref=subject_ref, record=audit_record, via=action)
+        return result.memory
+    elif memory.status != Memory.Status.CANDIDATE and held_as_candidate(
+            memory_type=draft.memory_type, source_kind=draft.source_kind, accept_inferences=tenant.accept_inferences):
+        # An inferred correction waits for the person like any inference; the memory it would
+        # replace stays current until they confirm it (services/candidates.py).
+        draft.status, draft.proposal_for = Memory.Status.CANDIDATE, memory
+        new = _new_memory(tenant=tenant, subject=memory.subject, draft=draft, embedding=vector,
+                          valid_from=draft.valid_from)
+        audit_record(
+            tenant=tenant, actor=actor, action="memory_written", subject_ref=subject_ref, memory_id=new.id,
+            after=memory_snapshot(new), details={"candidate": True, "proposal_for": memory.public_id, "via": action},
+        )
+        return new
     if proposal and memory.status == Memory.Status.ACTIVE:
         # The current memory stays current until an admin approves the proposal.
         draft.proposal_for = memory

@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from memoryapp.actors import Actor
 from memoryapp.errors import ApplicationError, NotFound
-from memoryapp.models import ApiKey, Subject, Tenant
+from memoryapp.models import ApiKey, SourceKind, Subject, Tenant
 from memoryapp.services.audit import audit_chain_init, audit_record
 from memoryapp.tenancy import tenant_activate
 
@@ -37,17 +37,20 @@ def subject_get_or_create(*, tenant: Tenant, external_id: str, kind: str = Subje
 
 
 @transaction.atomic
-def api_key_create(*, tenant: Tenant, subject_ref: str = "", name: str = "", actor: Actor) -> tuple[ApiKey, str]:
-    """Returns the key and its one-time plaintext (`mk_<prefix>_<secret>`); only a hash is stored."""
+def api_key_create(*, tenant: Tenant, subject_ref: str = "", name: str = "", actor: Actor,
+                   max_source: str = SourceKind.USER_EXPLICIT) -> tuple[ApiKey, str]:
+    """Returns the key and its one-time plaintext (`mk_<prefix>_<secret>`); only a hash is stored.
+    `max_source` is the highest source the key may claim (services/authority.py)."""
     tenant_activate(tenant=tenant)
     prefix = secrets.token_hex(6)
     raw_key = f"{API_KEY_PREFIX}_{prefix}_{secrets.token_urlsafe(32)}"
     api_key = ApiKey.objects.create(
-        tenant=tenant, subject_ref=subject_ref, name=name, prefix=prefix, key_hash=key_hash(raw_key)
+        tenant=tenant, subject_ref=subject_ref, name=name, prefix=prefix, key_hash=key_hash(raw_key),
+        max_source=max_source,
     )
     audit_record(
         tenant=tenant, actor=actor, action="api_key_created", subject_ref=subject_ref, target=str(api_key.id),
-        details={"name": name, "prefix": prefix, "bound_subject": subject_ref or None},
+        details={"name": name, "prefix": prefix, "bound_subject": subject_ref or None, "max_source": max_source},
     )
     return api_key, raw_key
 
@@ -88,3 +91,17 @@ def api_key_authenticate(raw_key: str) -> ApiKey | None:
         return None
     tenant_activate(tenant=tenant_id)
     return ApiKey.objects.select_related("tenant").get(id=key_id)
+
+
+@transaction.atomic
+def tenant_settings_update(*, tenant: Tenant, accept_inferences: bool, actor: Actor) -> Tenant:
+    """Change a tenant's write-policy settings, audited with the value before and after."""
+    tenant_activate(tenant=tenant)
+    tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+    before = {"accept_inferences": tenant.accept_inferences}
+    if tenant.accept_inferences != accept_inferences:
+        tenant.accept_inferences = accept_inferences
+        tenant.save(update_fields=["accept_inferences"])
+        audit_record(tenant=tenant, actor=actor, action="tenant_settings_changed", before=before,
+                     after={"accept_inferences": accept_inferences})
+    return tenant

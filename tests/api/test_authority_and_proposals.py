@@ -47,10 +47,19 @@ def test_a_correction_of_equal_or_higher_authority_still_works(client_a):
     response = client_a.patch(f"/api/v1/subjects/alice/memories/{fact['id']}",
                               {"statement": "I live in Porto."}, format="json")
     assert response.status_code == 200
+    # The assistant's guess was a candidate: the user's own word replaces it.
     assert get(client_a, fact["id"])["status"] == "superseded"
 
 
-def test_a_keyed_write_of_lower_authority_does_not_flag_or_replace_the_users_fact(client_a):
+def accepting_inferences(tenant):
+    """Inferences are facts at once here (else they wait as candidates and rank against nothing)."""
+    from memoryapp.models import Tenant
+
+    Tenant.objects.filter(pk=tenant.pk).update(accept_inferences=True)
+
+
+def test_a_keyed_write_of_lower_authority_does_not_flag_or_replace_the_users_fact(client_a, tenant_a):
+    accepting_inferences(tenant_a)
     users = write(client_a, "alice", "I live in Lisbon.", key="user:home_city", valid_from=iso(0))
     tool = write(client_a, "alice", "The user lives in Berlin.", key="user:home_city", source="tool",
                  valid_from=iso(10))
@@ -63,7 +72,8 @@ def test_a_keyed_write_of_lower_authority_does_not_flag_or_replace_the_users_fac
     assert search(client_a, "Where does the user live?", as_of=iso(20))[:1] == ["I live in Lisbon."]
 
 
-def test_an_external_write_with_an_earlier_valid_from_does_not_rewrite_the_users_history(client_a):
+def test_an_external_write_with_an_earlier_valid_from_does_not_rewrite_the_users_history(client_a, tenant_a):
+    accepting_inferences(tenant_a)
     write(client_a, "alice", "I live in Lisbon.", key="user:home_city", valid_from=iso(0))
     write(client_a, "alice", "I live in Porto.", key="user:home_city", valid_from=iso(100))
     # A late, older value from a lower authority: it may not shorten Lisbon's interval.

@@ -19,6 +19,11 @@ CONTRACT_PATHS = {
     "/api/v1/key",  # extension: the calling key itself (whether it is bound to a subject)
     "/api/v1/subjects/{subject}/namespaces",  # extension: the LangGraph store's list_namespaces
     "/api/v1/subjects/{subject}/profile",  # extension (issue 15): the subject's current profile
+    # extensions, issue 15 (write path): the person's answers to inferences and conflicts
+    "/api/v1/subjects/{subject}/memories/{memory_id}/confirm",
+    "/api/v1/subjects/{subject}/memories/{memory_id}/reject",
+    "/api/v1/subjects/{subject}/conflicts",
+    "/api/v1/subjects/{subject}/conflicts/{conflict_id}/resolve",
 }
 
 

@@ -47,9 +47,10 @@ def test_near_duplicates_merge_into_one_memory_and_the_sources_stay_superseded(t
     assert job.result["merged_groups"] == 1 and job.result["merged_sources"] == 2
     with as_tenant(tenant_a):
         merged = Memory.objects.get(status="active", metadata__consolidated_from=2)
-        # The explicit statement wins; evidence and counts are the union of both.
-        assert merged.statement == "I'm allergic to peanuts." and merged.source_kind == "user_explicit"
-        assert merged.evidence_count == 2 and merged.confidence == 0.9
+        # The explicit statement wins, but the merge claims only its weakest source's trust and
+        # confidence (seed 001 §12); evidence and counts are the union of both.
+        assert merged.statement == "I'm allergic to peanuts." and merged.source_kind == "user"
+        assert merged.evidence_count == 2 and merged.confidence == 0.7
         assert set(merged.evidence.values_list("pk", flat=True)) == {events[0].pk, events[1].pk}
         assert set(merged.derived_from.values_list("pk", flat=True)) == {first.pk, second.pk}
         assert set(MemoryLineage.objects.filter(derived=merged).values_list("kind", flat=True)) == {"consolidated"}
@@ -132,6 +133,10 @@ def test_each_session_gets_one_dated_summary_derived_from_its_memories(tenant_a,
         assert set(summary.evidence.values_list("pk", flat=True)) == {e.pk for e in events}
         assert list(summary.derived_from.values_list("pk", flat=True)) == [fact.pk]
         assert summary.valid_from == T0
+        # It speaks for its weakest message (the assistant's turn), never as "system" (seed 001 §12).
+        assert summary.source_kind == "assistant" and summary.confidence <= fact.confidence
+        other = Memory.objects.get(metadata__kind="session_summary", metadata__session_id="other")
+        assert other.source_kind == "user"
 
 
 def test_summary_rerun_keeps_unchanged_and_replaces_changed_summaries(tenant_a, actor):

@@ -80,7 +80,30 @@ def test_events_of_one_job_apply_in_occurred_at_order_whatever_the_send_order(te
     assert current.statement == "Pet: The user has a pet dog named Biscuit."
 
 
+def test_an_assistants_inference_waits_for_the_person_and_its_turn_stays_a_labelled_episode(tenant_a, actor):
+    ingest(tenant_a, "alice", actor, ("e1", "user", "I live in Oslo.", None, at(0)),
+           ("e2", "assistant", "So you live in Bergen now.", None, at(10)))
+    facts = {m.statement: m for m in semantic(tenant_a, "alice")}
+    users = facts["Home city: The user lives in Oslo."]
+    assert users.status == "active" and "conflict" not in users.flags and users.valid_to is None
+    inferred = facts["Home city: The user lives in Bergen."]
+    assert (inferred.status, inferred.source_kind) == ("candidate", "assistant")
+    # The turn itself is the record of what the assistant said, labelled with its source.
+    [turn] = [m for m in memories(tenant_a, "alice", memory_type="episodic") if m.metadata.get("event_id") == "e2"]
+    assert (turn.status, turn.source_kind) == ("active", "assistant")
+    # The person saying another value settles the inference: two extracted values that differ.
+    ingest(tenant_a, "alice", actor, ("e3", "user", "I live in Trondheim.", None, at(20)))
+    inferred = {m.pk: m for m in semantic(tenant_a, "alice")}[inferred.pk]
+    assert (inferred.status, inferred.status_reason) == ("rejected", "contradicted")
+    active = [m.statement for m in semantic(tenant_a, "alice", status="active")]
+    assert active == ["Home city: The user lives in Trondheim."]
+
+
 def test_the_user_restating_a_new_value_updates_but_an_inference_never_overrides_the_user(tenant_a, actor):
+    from memoryapp.models import Tenant
+
+    # Where the tenant accepts inferences as facts, authority decides between them and the user.
+    Tenant.objects.filter(pk=tenant_a.pk).update(accept_inferences=True)
     ingest(tenant_a, "alice", actor, ("e1", "user", "I live in Oslo.", None, at(0)),
            ("e2", "assistant", "So you live in Bergen now.", None, at(10)))
     facts = {m.statement: m for m in semantic(tenant_a, "alice")}
@@ -99,6 +122,9 @@ def test_the_user_restating_a_new_value_updates_but_an_inference_never_overrides
 
 def test_two_equally_authoritative_tools_that_disagree_are_both_kept_and_flagged(tenant_a, actor):
     from memoryapp.services.memories import MemoryDraft, memory_write
+
+    # Tools' facts are current only where the tenant accepts inferences (else they are candidates).
+    tenant_a.accept_inferences = True
 
     for speaker, city in (("crm", "Oslo"), ("billing", "Bergen")):
         memory_write(tenant=tenant_a, subject_ref="alice", actor=actor, draft=MemoryDraft(

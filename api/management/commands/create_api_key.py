@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from memoryapp.actors import Actor
-from memoryapp.models import Tenant
+from memoryapp.models import SourceKind, Tenant
 from memoryapp.services.tenants import api_key_create, tenant_create
 
 SUBJECT_MAX = 200
@@ -17,8 +17,12 @@ class Command(BaseCommand):
         parser.add_argument("--create-tenant", action="store_true", help="create the tenant if it does not exist")
         parser.add_argument("--subject", default="", help="bind the key to this subject id")
         parser.add_argument("--name", default="", help="a label for the key")
+        parser.add_argument(
+            "--max-source", default=SourceKind.USER_EXPLICIT, choices=SourceKind.values,
+            help="the highest source the key may claim; a write claiming more is refused (default: any)",
+        )
 
-    def handle(self, *args, tenant, create_tenant, subject, name, **options):
+    def handle(self, *args, tenant, create_tenant, subject, name, max_source, **options):
         if len(subject) > SUBJECT_MAX:
             raise CommandError(f"--subject is at most {SUBJECT_MAX} characters")
         existing = Tenant.objects.filter(slug=tenant).first()
@@ -27,7 +31,10 @@ class Command(BaseCommand):
         actor = Actor("system", "create_api_key")
         with transaction.atomic():
             tenant_obj = existing or tenant_create(slug=tenant)
-            api_key, raw = api_key_create(tenant=tenant_obj, subject_ref=subject, name=name, actor=actor)
+            api_key, raw = api_key_create(tenant=tenant_obj, subject_ref=subject, name=name, actor=actor,
+                                          max_source=max_source)
         bound = f", bound to subject {subject!r}" if subject else ""
+        if max_source != SourceKind.USER_EXPLICIT:
+            bound += f", claiming at most source {max_source!r}"
         self.stdout.write(f"Created key {api_key.prefix} for tenant {tenant_obj.slug!r}{bound}. It is shown only once:")
         self.stdout.write(raw)

@@ -135,14 +135,15 @@ class MemoryStore(BaseStore):
     `MemoryStore(base_url=…, api_key=…)`, or `MemoryStore(client=MemoryClient(…),
     async_client=AsyncMemoryClient(…))`. `subject_index` is the position of the subject in
     namespace tuples (default 0: `("user_123", "memories")`); `subject="user_123"` fixes the
-    subject instead, and then the whole tuple is the namespace. Writes are `source` (default
-    "user_explicit", as the v1 API's explicit writes) and `memory_type` (default "semantic")."""
+    subject instead, and then the whole tuple is the namespace. Writes are `source` (default: none
+    sent, so the service uses the highest source the key may claim, "user_explicit" for a key
+    without a cap) and `memory_type` (default "semantic")."""
 
     supports_ttl = False
 
     def __init__(self, *, base_url: str | None = None, api_key: str | None = None,
                  client: MemoryClient | None = None, async_client: AsyncMemoryClient | None = None,
-                 subject: str | None = None, subject_index: int = 0, source: str = "user_explicit",
+                 subject: str | None = None, subject_index: int = 0, source: str | None = None,
                  memory_type: str = "semantic"):
         if client is None and async_client is None and not (base_url and api_key):
             raise ValueError("Give base_url and api_key, or a client.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypedDict
 
 MemoryType = Literal["semantic", "episodic", "procedural"]
-MemoryStatus = Literal["active", "superseded", "expired", "pending_approval", "rejected"]
+MemoryStatus = Literal["active", "superseded", "expired", "pending_approval", "rejected", "candidate"]
 SourceKind = Literal["user_explicit", "user", "assistant", "tool", "external", "system"]
 Sensitivity = Literal["public", "internal", "personal", "special"]
 Role = Literal["user", "assistant", "tool", "system"]

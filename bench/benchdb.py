@@ -17,6 +17,10 @@ def django_setup() -> None:
     if PROJECT_ROOT not in sys.path:
         sys.path.insert(0, PROJECT_ROOT)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryapp.settings")
+    # Building a benchmark's data (100,000 memories, a whole LoCoMo run) is one long job, not a
+    # request: the web's statement timeout would cut it short. Searches are timed, not limited.
+    os.environ.setdefault("DB_STATEMENT_TIMEOUT_MS", "0")
+    os.environ.setdefault("DB_LOCK_TIMEOUT_MS", "0")
     import django
 
     django.setup()

@@ -9,6 +9,7 @@ from rest_framework import serializers
 from api.parsers import json_loads_strict, json_problem
 from memoryapp.models import Event, Memory, SourceKind
 from memoryapp.timebounds import MAX_TIME, MIN_TIME, utc_offset_problem
+from memoryapp.readpolicy import PURPOSES_FIELD
 
 MAX_CONTENT = 32_000
 MAX_QUERY = 4_000
@@ -167,20 +168,20 @@ def says_something(value: str) -> None:
         raise serializers.ValidationError("Must contain at least one letter or digit.")
 
 
-PURPOSE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 MAX_PURPOSES = 20
 
 
 class PurposeField(StrictCharField):
-    """A data purpose ("billing", "support"): compared exactly, so spelled one way (lower case)."""
+    """A data purpose ("billing", "customer support"): any short text, compared exactly, so kept
+    in one spelling (trimmed, spaces collapsed, lower case)."""
 
     def __init__(self, **kwargs):
         super().__init__(max_length=64, **kwargs)
 
     def to_internal_value(self, data):
-        value = super().to_internal_value(data).strip().lower()
-        if not PURPOSE.match(value):
-            raise serializers.ValidationError("1-64 letters, digits, '.', '_' or '-', starting with a letter or digit.")
+        value = " ".join(super().to_internal_value(data).split()).lower()
+        if not value:
+            raise serializers.ValidationError("Must not be blank.")
         return value
 
 
@@ -189,20 +190,22 @@ def purposes_list(**kwargs) -> serializers.ListField:
 
 
 def metadata_purposes(attrs: dict) -> dict:
-    """A memory's purposes live in its metadata ("purposes", readpolicy.py): the `purposes` field
-    is put there, and purposes sent inside metadata are held to the same rules."""
+    """A memory's purposes live in its metadata under the reserved `_purposes` (readpolicy.py):
+    the `purposes` field is put there. A metadata that carries `_purposes` (a client sending back
+    what it read) is held to the same rules; any other metadata key, `purposes` included, is the
+    client's own and means nothing to the read policy."""
     metadata = attrs.get("metadata")
-    if metadata is not None and "purposes" in metadata:
+    if metadata is not None and PURPOSES_FIELD in metadata:
         if "purposes" in attrs:
             raise serializers.ValidationError({"purposes": ["Send purposes once: here or in metadata, not both."]})
         try:
-            attrs["purposes"] = purposes_list().run_validation(metadata["purposes"])
+            attrs["purposes"] = purposes_list().run_validation(metadata[PURPOSES_FIELD])
         except serializers.ValidationError as exc:
-            raise serializers.ValidationError({"metadata": {"purposes": exc.detail}}) from None
+            raise serializers.ValidationError({"metadata": {PURPOSES_FIELD: exc.detail}}) from None
     if "purposes" in attrs:
         purposes = sorted(set(attrs.pop("purposes")))
-        base = {k: v for k, v in (metadata or {}).items() if k != "purposes"}
-        attrs["metadata"] = {**base, "purposes": purposes} if purposes else base
+        base = {k: v for k, v in (metadata or {}).items() if k != PURPOSES_FIELD}
+        attrs["metadata"] = {**base, PURPOSES_FIELD: purposes} if purposes else base
     return attrs
 
 
@@ -251,7 +254,7 @@ class MemoryIn(StrictSerializer):
     metadata = MetadataField(required=False, default=dict)
     purposes = purposes_list(required=False, help_text=(
         "Extension: the only purposes this memory may be read for (none: any purpose). Stored as metadata "
-        "`purposes`."))
+        "`_purposes`."))
     exact_key = serializers.BooleanField(
         default=False,
         help_text="Extension, with `key`: the write is exactly this key's value (a key-value store's put). An "

@@ -129,7 +129,8 @@ def context_build(*, tenant: Tenant, subject_ref: str, query: str, token_budget:
                   known_at: datetime | None = None) -> dict:
     """Returns {"context": text, "memories": [SearchHit], "profile": profile, "profile_memory_ids":
     [uuid], "tokens": n, "nothing_relevant": bool} with n <= token_budget. The profile part comes
-    first; "profile" is the whole profile, "profile_memory_ids" the memories of it the text shows.
+    first; "profile" is the whole profile, "profile_memory_ids" all its memories (what the read
+    returns, for the read audit); "memories" the hits the text states, in the profile or below it.
     Memories that do not fit are left out whole, never cut mid-statement. When nothing stored
     answers the query, the text says so after the profile and no memory is offered as the
     answer. `namespace`: the one the caller works in (memory_search's working_namespace).
@@ -142,10 +143,12 @@ def context_build(*, tenant: Tenant, subject_ref: str, query: str, token_budget:
         profile = profile_build(tenant=tenant, subject_ref=subject_ref, policy=policy, namespace=namespace)
     else:
         profile = profile_empty(subject_ref=subject_ref, namespace=namespace)
-    shown, used = _fill(PROFILE_HEADER, profile_blocks(profile), int(token_budget * PROFILE_SHARE))
+    blocks = profile_blocks(profile)
+    shown, used = _fill(PROFILE_HEADER, blocks, int(token_budget * PROFILE_SHARE))
     parts = [PROFILE_HEADER, *(text for text, _ in shown)] if shown else []
     profile_ids = [i for _, ids in shown for i in ids]
-    profile_memory_ids = [uuid.UUID(i.removeprefix("mem_")) for i in profile_ids]
+    # The response carries the whole profile, so the read covers all of it, shown or not.
+    profile_memory_ids = [uuid.UUID(i.removeprefix("mem_")) for _, ids in blocks for i in ids]
     # ceil() is subadditive, so each joined part costs at most the sum charged for it.
     if hits and nothing_relevant(hits):
         if count_tokens(NOTHING_RELEVANT + ("\n" if parts else "")) + used <= token_budget:
@@ -153,12 +156,15 @@ def context_build(*, tenant: Tenant, subject_ref: str, query: str, token_budget:
         text = "\n".join(parts)
         return {"context": text, "memories": [], "profile": profile, "profile_memory_ids": profile_memory_ids,
                 "tokens": count_tokens(text), "nothing_relevant": True}
+    # A hit the profile already states is not printed twice, but stays among the memories the
+    # text drew on (an agent corrects a fact by its id).
     in_profile = set(profile_ids)
+    stated = [h for h in hits if h.memory.public_id in in_profile]
     hits = [h for h in hits if h.memory.public_id not in in_profile]
     ordered = [h for h in hits if is_profile(h.memory)] + [h for h in hits if not is_profile(h.memory)]
     chosen, _ = _fill(HEADER, [(memory_line(h.memory), h) for h in ordered], token_budget - used)
     if chosen:
         parts += [HEADER, *(line for line, _ in chosen)]
     text = "\n".join(parts)
-    return {"context": text, "memories": [h for _, h in chosen], "profile": profile,
+    return {"context": text, "memories": stated + [h for _, h in chosen], "profile": profile,
             "profile_memory_ids": profile_memory_ids, "tokens": count_tokens(text), "nothing_relevant": False}

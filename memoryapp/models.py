@@ -34,7 +34,7 @@ class Tenant(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     # Whether what an assistant or a tool inferred becomes a current fact at once. Off by default:
     # an inference waits as a candidate until the person confirms it (seed 001 §4.2).
-    accept_inferences = models.BooleanField(default=False)
+    accept_inferences = models.BooleanField(default=False, db_default=False)
 
     def __str__(self) -> str:
         return self.slug
@@ -416,7 +416,8 @@ class ApiKey(models.Model):
     key_hash = models.CharField(max_length=64)
     # The highest source this key may claim for what it writes (policy.source_allowed); the
     # default claims anything, as the v1 contract does.
-    max_source = models.CharField(max_length=20, choices=SourceKind.choices, default=SourceKind.USER_EXPLICIT)
+    max_source = models.CharField(max_length=20, choices=SourceKind.choices, default=SourceKind.USER_EXPLICIT,
+                                  db_default=SourceKind.USER_EXPLICIT)
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)

@@ -9,8 +9,9 @@ Sensitivity is ordered public < internal < personal < special. A read names the 
 it may see; the default, `personal`, leaves `special` (health, beliefs, ...) out unless a read
 asks for it.
 
-Purpose: a memory may be written with the purposes it may be used for (metadata "purposes", a
-list of short names; none or an empty list = any purpose). A read that names a purpose sees
+Purpose: a memory may be written with the purposes it may be used for (metadata "_purposes", a
+list of short names; none = any purpose; reserved so that a client's own "purposes" key in
+metadata written before means nothing here). A read that names a purpose sees
 unrestricted memories and those that list its purpose; a read that names none sees only
 unrestricted ones. Purposes are compared exactly (after trimming and lower-casing at the door),
 so "billing" and "invoicing" are different purposes: a tenant picks its own vocabulary.
@@ -21,7 +22,7 @@ from django.db.models import Q
 
 SENSITIVITY_ORDER = ("public", "internal", "personal", "special")
 DEFAULT_MAX_SENSITIVITY = "personal"
-PURPOSES_FIELD = "purposes"  # the metadata key a write restricts its purposes with
+PURPOSES_FIELD = "_purposes"  # the metadata key a write restricts its purposes with
 
 
 def sensitivities_up_to(level: str) -> list[str]:
@@ -41,14 +42,14 @@ OWNER_VIEW = ReadPolicy(max_sensitivity="special", unrestricted=True)
 
 
 def policy_sql(policy: ReadPolicy, alias: str = "m") -> tuple[str, dict]:
-    """An `AND ...` clause on the memory row `alias`, and its parameters. A "purposes" value that
-    is not a list (only a write outside the API could store one) restricts like a list would:
-    unreadable without its purpose, never open to all."""
+    """An `AND ...` clause on the memory row `alias`, and its parameters. Any "_purposes" value
+    restricts: one that is not a list of names (only a write outside the API could store one)
+    leaves the memory unreadable without its purpose, never open to all."""
     if policy.unrestricted:
         return "", {}
     sql = (f"AND {alias}.sensitivity = ANY(%(rp_levels)s) "
-           f"AND (NOT {alias}.metadata ? 'purposes' OR {alias}.metadata -> 'purposes' IN ('[]'::jsonb, 'null'::jsonb)"
-           f" OR coalesce({alias}.metadata -> 'purposes' ? %(rp_purpose)s, false))")
+           f"AND (NOT {alias}.metadata ? '{PURPOSES_FIELD}'"
+           f" OR coalesce({alias}.metadata -> '{PURPOSES_FIELD}' ? %(rp_purpose)s, false))")
     return sql, {"rp_levels": sensitivities_up_to(policy.max_sensitivity), "rp_purpose": policy.purpose}
 
 
@@ -56,11 +57,11 @@ def policy_q(policy: ReadPolicy) -> Q:
     """The same filter for the ORM (the profile, the console)."""
     if policy.unrestricted:
         return Q()
-    open_to_all = (~Q(metadata__has_key=PURPOSES_FIELD) | Q(metadata__purposes=[])
-                   | Q(metadata__purposes=None))
+    allowed = ~Q(metadata__has_key=PURPOSES_FIELD)
     if policy.purpose:
-        open_to_all |= Q(metadata__purposes__contains=policy.purpose) | Q(metadata__purposes=policy.purpose)
-    return Q(sensitivity__in=sensitivities_up_to(policy.max_sensitivity)) & open_to_all
+        allowed |= (Q(metadata__contains={PURPOSES_FIELD: [policy.purpose]})
+                    | Q(metadata__contains={PURPOSES_FIELD: policy.purpose}))
+    return Q(sensitivity__in=sensitivities_up_to(policy.max_sensitivity)) & allowed
 
 
 def namespace_chain(namespace: str) -> list[str]:
@@ -87,16 +88,24 @@ def narrowest_sql(policy: ReadPolicy, *, known: bool = False) -> str:
     (working in "capacity-plans", the finance report's own rule gives way to the general one).
     The inner conditions repeat the scope's (status, validity, expiry, policy), so a narrower
     version the read cannot see does not hide the general one. `known`: the read is as known at
-    %(known_at)s; a narrower version recorded later hides nothing (its status is read as it is
-    now, not as it was then: a narrower version retired since still counts as retired)."""
+    %(known_at)s, so a narrower version counts only if it was recorded by then, in the status and
+    validity it had then (retrieval's own as-known lookup, for the inner row)."""
     inner_policy, _ = policy_sql(policy, alias="n")
-    recorded = "AND n.recorded_at <= %(known_at)s" if known else ""
+    if known:
+        was = ("LEFT JOIN LATERAL (SELECT c.status, c.valid_to FROM memoryapp_memorychange c"
+               " WHERE c.memory_id = n.id AND c.tenant_id = n.tenant_id AND c.changed_at > %(known_at)s"
+               " ORDER BY c.changed_at, c.id LIMIT 1) was_n ON true")
+        status = "coalesce(was_n.status, n.status)"
+        valid_to = "(CASE WHEN was_n.status IS NULL THEN n.valid_to ELSE was_n.valid_to END)"
+        recorded = "AND n.recorded_at <= %(known_at)s"
+    else:
+        was, status, valid_to, recorded = "", "n.status", "n.valid_to", ""
     return f"""AND (m.namespace = ANY(%(ns_chain)s) OR m.namespace LIKE %(ns_below)s)
       AND (m.key = '' OR NOT EXISTS (
-        SELECT 1 FROM memoryapp_memory n
+        SELECT 1 FROM memoryapp_memory n {was}
         WHERE n.tenant_id = m.tenant_id AND n.subject_id = m.subject_id AND n.key = m.key
           AND n.namespace = ANY(%(ns_chain)s)
           AND (m.namespace <> ALL(%(ns_chain)s) OR length(n.namespace) > length(m.namespace))
-          AND NOT n.erasing AND n.status = ANY(%(statuses)s) AND n.valid_from <= %(as_of)s
-          AND (%(all_versions)s OR n.valid_to IS NULL OR n.valid_to > %(as_of)s)
+          AND NOT n.erasing AND {status} = ANY(%(statuses)s) AND n.valid_from <= %(as_of)s
+          AND (%(all_versions)s OR {valid_to} IS NULL OR {valid_to} > %(as_of)s)
           AND (n.expires_at IS NULL OR n.expires_at > %(known_at)s) {recorded} {inner_policy}))"""

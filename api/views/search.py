@@ -46,8 +46,9 @@ def context_answer(request, subject: str, data: dict) -> dict:
                               namespace=data.get("namespace"), known_at=data.get("known_at"))
     read_audit_record(
         tenant=request.tenant, actor=api_key_actor(request.api_key), subject_ref=subject, operation="context",
-        # Every memory the text shows was read: the profile's as well as the hits.
-        memory_ids=built["profile_memory_ids"] + [h.memory.pk for h in built["memories"]], query=data["query"],
+        # Every memory the response carries was read: the whole profile as well as the hits.
+        memory_ids=list(dict.fromkeys([*built["profile_memory_ids"], *(h.memory.pk for h in built["memories"])])),
+        query=data["query"],
         purpose=data.get("purpose"),
     )
     return {

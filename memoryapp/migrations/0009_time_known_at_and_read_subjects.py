@@ -5,12 +5,19 @@
   approves, rejects or expires a version keeps what was believed before (search's `known_at`).
   A new table with row-level security like every tenant table.
 - ReadAudit.subject_row_id: nullable, no default, so adding it rewrites nothing. Its index is
-  built CONCURRENTLY (this migration is not atomic for that reason): reads are audited, and a
-  plain CREATE INDEX would block them for as long as the build takes on a large table.
+  built CONCURRENTLY by 0011 (a migration of its own, not atomic): reads are audited, and a plain
+  CREATE INDEX would block them for as long as the build takes on a large table.
+
+Atomic, so a failure leaves nothing half-made to trip a rerun. The foreign key to memories and the
+trigger each take a brief SHARE ROW EXCLUSIVE lock on memoryapp_memory: behind a long worker
+transaction that lock would queue every write, so it is given up after 10 s (rerun the migrate).
+The application role is granted the new table before the trigger exists: from then on every
+status change by that role inserts into it.
 """
 import django.db.models.deletion
-from django.contrib.postgres.operations import AddIndexConcurrently
 from django.db import migrations, models
+
+from memoryapp.dbroles import grant_app_role
 
 CURRENT_TENANT = "NULLIF(current_setting('app.tenant_id', true), '')::bigint"
 
@@ -38,14 +45,18 @@ DROP POLICY IF EXISTS tenant_isolation ON memoryapp_memorychange;
 """
 
 
+def grant(apps, schema_editor):
+    grant_app_role(using=schema_editor.connection.alias)
+
+
 class Migration(migrations.Migration):
-    atomic = False
 
     dependencies = [
         ('memoryapp', '0008_read_readaudit_purpose'),
     ]
 
     operations = [
+        migrations.RunSQL("SET LOCAL lock_timeout = '10s'", migrations.RunSQL.noop),
         migrations.CreateModel(
             name='MemoryChange',
             fields=[
@@ -59,10 +70,6 @@ class Migration(migrations.Migration):
             model_name='readaudit',
             name='subject_row_id',
             field=models.BigIntegerField(blank=True, null=True),
-        ),
-        AddIndexConcurrently(
-            model_name='readaudit',
-            index=models.Index(fields=['tenant', 'subject_row_id', 'created_at'], name='readaudit_subject_idx'),
         ),
         migrations.AddField(
             model_name='memorychange',
@@ -79,5 +86,6 @@ class Migration(migrations.Migration):
             model_name='memorychange',
             index=models.Index(fields=['memory', 'changed_at'], name='memorychange_memory_idx'),
         ),
+        migrations.RunPython(grant, migrations.RunPython.noop),
         migrations.RunSQL(TRIGGER, DROP_TRIGGER),
     ]

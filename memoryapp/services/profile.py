@@ -59,10 +59,9 @@ def _current(*, tenant: Tenant, subject_ref: str, policy: ReadPolicy, namespace:
         .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
         .filter(policy_q(policy))
     )
-    if namespace is not None:
-        below = namespace.strip("/")
-        current = current.filter(Q(namespace__in=namespace_chain(namespace))
-                                 | (Q(namespace__startswith=below + "/") if below else Q()))
+    below = (namespace or "").strip("/")
+    if below:  # working at the top level, every namespace is at or below it
+        current = current.filter(Q(namespace__in=namespace_chain(namespace)) | Q(namespace__startswith=below + "/"))
     return current.order_by("namespace", "key", "-valid_from", "-recorded_at")
 
 
@@ -122,7 +121,9 @@ def profile_build(*, tenant: Tenant, subject_ref: str, limit: int = PROFILE_LIMI
             profile["conflicts"].append({"key": newest.key, "namespace": newest.namespace,
                                          "versions": [profile_item(m) for m in versions]})
         else:
-            profile["preferences" if is_preference(newest) else "facts"].append(profile_item(newest))
+            # Several current versions and no flag: the person kept them all as true together.
+            for memory in versions:
+                profile["preferences" if is_preference(memory) else "facts"].append(profile_item(memory))
     if groups:
         profile["updated_at"] = max(m.recorded_at for g in groups for m in g).isoformat()
     return profile

@@ -100,3 +100,37 @@ def test_a_bad_known_at_is_a_400_naming_the_field(client_a):
         assert "known_at" in body["error"]["details"]
     body = assert_error(client_a.get("/api/v1/subjects/alice/memories/mem_00/history", {"known_at": "x"}), 400)
     assert "known_at" in body["error"]["details"]
+
+
+def test_a_context_known_at_an_earlier_time_states_nothing_learned_later(client_a):
+    old = write(client_a, "alice", "I live in Lisbon.", key="user:home_city")
+    believed = timezone.now()
+    _correct(client_a, "alice", old["id"], "I live in Porto.")
+    now = post(client_a, "subjects/alice/context", {"query": LIVES}).json()
+    assert "Porto" in now["context"] and "Lisbon" not in now["context"]
+    then = post(client_a, "subjects/alice/context", {"query": LIVES, "known_at": believed.isoformat()}).json()
+    # The profile holds what is current now (Porto): an earlier view leaves it out.
+    assert "Lisbon" in then["context"] and "Porto" not in then["context"]
+    assert then["profile"]["facts"] == []
+
+
+def test_the_narrowest_namespace_is_chosen_among_versions_recorded_by_known_at(client_a):
+    write(client_a, "alice", "I live in Lisbon.", namespace="travel", key="user:home_city")
+    believed = timezone.now()
+    write(client_a, "alice", "For work trips I live in Porto.", namespace="travel/work", key="user:home_city")
+    now = _search(client_a, "alice", working_namespace="travel/work")
+    assert _statements(now) == ["For work trips I live in Porto."]
+    then = _search(client_a, "alice", working_namespace="travel/work", known_at=believed.isoformat())
+    assert _statements(then) == ["I live in Lisbon."]
+
+
+def test_a_narrower_version_retired_since_still_wins_as_known_then(client_a):
+    write(client_a, "alice", "I live in Lisbon.", namespace="travel", key="user:home_city")
+    narrow = write(client_a, "alice", "For work trips I live in Porto.", namespace="travel/work", key="user:home_city")
+    believed = timezone.now()
+    _correct(client_a, "alice", narrow["id"], "For work trips I live in Braga.")
+    then = _search(client_a, "alice", working_namespace="travel/work", known_at=believed.isoformat())
+    # Then, the work rule held and hid the general one; its correction was not yet known.
+    assert _statements(then) == ["For work trips I live in Porto."]
+    assert _statements(_search(client_a, "alice", working_namespace="travel/work")) == [
+        "For work trips I live in Braga."]

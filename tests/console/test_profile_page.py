@@ -10,6 +10,8 @@ pytestmark = pytest.mark.django_db
 
 def test_overview_shows_the_persons_own_profile_with_conflicts_and_special_facts(world):
     a, b = world.tenant_a, world.tenant_b
+    a.accept_inferences = True  # the two tools' statements are facts, not candidates
+    a.save(update_fields=["accept_inferences"])
     write(a, "alice", "Alice lives in Bergen.", key="user:home_city")
     write(a, "alice", "Alice is allergic to penicillin.", key="user:allergy", sensitivity="special")
     write(a, "alice", "Alice works at Acme.", key="user:employer", source_kind="tool", metadata={"speaker": "crm"})

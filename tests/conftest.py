@@ -109,6 +109,20 @@ class as_tenant:
         return self.atomic.__exit__(*exc)
 
 
+GUNICORN_LOG = PROJECT_ROOT / "var" / "test-gunicorn.log"
+
+
+def gunicorn_errors(limit: int = 4000) -> str:
+    """The end of what the tests' gunicorn logged from its last error on: for a failing test's
+    message, so a server error is diagnosed from CI's output, not guessed at."""
+    try:
+        text = GUNICORN_LOG.read_text(errors="replace")
+    except OSError:
+        return ""
+    start = max(text.rfind("Traceback"), text.rfind(" ERROR "))
+    return text[start:][:limit] if start >= 0 else ""
+
+
 @contextlib.contextmanager
 def running_gunicorn(*, workers: int = 1, threads: int = 4, ready_timeout: float = 30):
     """A real gunicorn with the project's config, serving the test database as the application
@@ -125,12 +139,14 @@ def running_gunicorn(*, workers: int = 1, threads: int = 4, ready_timeout: float
            "MEMORY_DB_APP_PASSWORD": settings.DB_APP_PASSWORD, "DJANGO_SETTINGS_MODULE": "memoryapp.settings",
            "PYTHONPATH": str(PROJECT_ROOT), "API_THROTTLE_RATE": "100000000/min", "TORCH_NUM_THREADS": "1",
            "DB_CONN_MAX_AGE": "0"}
-    process = subprocess.Popen(
-        [str(Path(sys.executable).with_name("gunicorn")), "memoryapp.wsgi:application",
-         "--config", "python:memoryapp.gunicorn_config", "--bind", f"127.0.0.1:{port}",
-         "--workers", str(workers), "--threads", str(threads), "--log-level", "warning"],
-        cwd=PROJECT_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
+    GUNICORN_LOG.parent.mkdir(parents=True, exist_ok=True)
+    with open(GUNICORN_LOG, "wb") as log:  # the child keeps its own handle
+        process = subprocess.Popen(
+            [str(Path(sys.executable).with_name("gunicorn")), "memoryapp.wsgi:application",
+             "--config", "python:memoryapp.gunicorn_config", "--bind", f"127.0.0.1:{port}",
+             "--workers", str(workers), "--threads", str(threads), "--log-level", "warning"],
+            cwd=PROJECT_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
+        )
     deadline = time.monotonic() + ready_timeout
     while True:
         try:

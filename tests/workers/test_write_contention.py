@@ -5,7 +5,7 @@ import pytest
 
 from bench.write_contention import run_mix
 from memoryapp.services.tenants import api_key_create
-from tests.conftest import running_gunicorn
+from tests.conftest import gunicorn_errors, running_gunicorn
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.worker]
 
@@ -22,13 +22,13 @@ def server(tenant_a, actor, celery_worker):
 def test_correctors_and_writers_on_one_subject_never_get_a_server_error(server):
     port, key = server
     tally = run_mix(port=port, key=key, mix="pair", clients=4, duration=8)
-    assert tally.error_count == 0, (dict(tally.errors), tally.samples)
+    assert tally.error_count == 0, (dict(tally.errors), tally.samples, gunicorn_errors())
     assert tally.ok["correct"] >= 10 and tally.ok["write"] >= 10, dict(tally.ok)
 
 
 def test_a_mix_of_events_writes_corrections_forgets_and_replays_never_gets_a_server_error(server):
     port, key = server
     tally = run_mix(port=port, key=key, mix="mix", clients=12, duration=15)
-    assert tally.error_count == 0, (dict(tally.errors), tally.samples)
+    assert tally.error_count == 0, (dict(tally.errors), tally.samples, gunicorn_errors())
     for op in ("event", "write", "correct", "forget", "idempotent", "search"):
         assert tally.ok[op] >= 3, dict(tally.ok)

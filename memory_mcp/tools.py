@@ -142,8 +142,9 @@ def _tool_functions(backend: Backend) -> list[tuple[Any, ToolAnnotations]]:
         query: Annotated[str, Field(description="What the conversation is about now.")],
         token_budget: Annotated[int | None, Field(ge=1, le=100_000, description="Longest text, in tokens; "
                                                   "default 1000.")] = None,
-        namespace: Annotated[str | None, Field(description="The namespace you work in: what is filed there or "
-                                               "above applies, the narrowest version of a fact wins.")] = None,
+        namespace: Annotated[str | None, Field(description="The namespace you work in: what is filed there, "
+                                               "above or below applies, the narrowest version of a fact at or "
+                                               "above it wins.")] = None,
         purpose: Annotated[str | None, Field(description=PURPOSE_HELP)] = None,
         max_sensitivity: Annotated[Sensitivity | None, Field(description=SENSITIVITY_HELP)] = None,
     ) -> dict[str, Any]:

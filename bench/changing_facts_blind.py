@@ -42,7 +42,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench import benchdb  # noqa: E402
 
-DATA = Path(__file__).resolve().parent / "data" / "blind_v1"
+DATA_ROOT = Path(__file__).resolve().parent / "data"
+DATA = DATA_ROOT / "blind_v1"
 TURNS = 50
 N_FACTS = 8
 N_CHANGED = 3
@@ -309,8 +310,12 @@ def run(args) -> dict:
 
 
 def main() -> None:
+    global DATA
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=["dev", "heldout"], default="dev")
+    parser.add_argument("--data", default="blind_v1", choices=["blind_v1", "blind_v2"],
+                        help="blind_v2 is held out whole (written after blind_v1's held-out split was seen): "
+                             "run it with --split heldout, never tune on it")
     parser.add_argument("--conversations", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--phases", nargs="+", default=["facts", "secrets"], choices=["facts", "secrets"])
@@ -318,7 +323,11 @@ def main() -> None:
     parser.add_argument("--database", default=DB_NAME)
     parser.add_argument("--keep", action="store_true", help="keep the bench database afterwards")
     parser.add_argument("--relevance", nargs="*", help="override retrieval.RELEVANCE weights (dev exploration)")
-    run(parser.parse_args())
+    args = parser.parse_args()
+    DATA = DATA_ROOT / args.data
+    if args.data == "blind_v2" and args.split != "heldout":
+        parser.error("blind_v2 has only a held-out split")
+    run(args)
 
 
 if __name__ == "__main__":

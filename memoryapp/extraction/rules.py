@@ -191,7 +191,9 @@ rule(rf"\bi (?:now |currently |still |actually )?(?:live|reside|stay|am living|a
 rule(rf"\bi'?m (?:now |currently |actually )?(?:living|based|located|settled|residing)\s+(?:in|at|out of)\s+{_VALUE}{_END}")(_home)
 rule(rf"\bi (?:have |'ve )?(?:just |recently |finally |since )?(?:moved|relocated|settled|moved house|moved back)\s+(?:over |back |down |up )?(?:to|in)\s+{_VALUE}{_END}")(_home)
 rule(rf"\bmy (?:home|new home|place|new place|apartment|flat|house) is (?:now )?(?:in|located in)\s+{_VALUE}{_END}")(_home)
-rule(rf"\b(?:home|my home base)(?: for (?:me|us))? (?:is|these days is|is now) (?:in )?{_VALUE}{_END}")(_home)
+# "home is Leeds" opens a clause; "the game we play most at home is Catan" is not about a home.
+rule(rf"(?:^|[.!?,;:]\s*|\b(?:and|but|so|now|honestly|well)\s+)(?:home|my home base)(?: for (?:me|us))? "
+     rf"(?:is|these days is|is now) (?:in )?{_VALUE}{_END}")(_home)
 # A household move is the user's move too.
 rule(rf"\bwe(?:'ve| have)? (?:just |recently |finally )?(?:moved|relocated) (?:over |back )?to\s+{_VALUE}{_END}")(_home)
 rule(rf"\bi (?:now )?call {_VALUE} home\b")(_home)

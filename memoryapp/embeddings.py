@@ -76,3 +76,12 @@ class StoredVector(Vector):
 
 def stored_vectors(vectors: np.ndarray) -> list[StoredVector]:
     return [StoredVector(v) for v in vectors]
+
+
+def clause_vectors(text: str) -> list[StoredVector] | None:
+    """The vectors of `text`'s clauses (memoryapp/clauses.py), or None when it is one clause
+    (then no model call is made)."""
+    from memoryapp.clauses import statement_clauses
+
+    clauses = statement_clauses(text)
+    return stored_vectors(embed_texts(clauses)) if clauses else None

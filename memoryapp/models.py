@@ -26,6 +26,40 @@ TIME_REFERENCE_REGEX = (
 )
 
 
+class VectorArrayField(models.Field):
+    """`vector(n)[]`: several embeddings in one column (pgvector has no array field of its
+    own). Written from a list of StoredVector or arrays; read only inside SQL (retrieval.py),
+    so rows load it as the database's text, if at all (MemoryManager leaves it out)."""
+
+    def __init__(self, *args, dimensions: int, **kwargs):
+        self.dimensions = dimensions
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self):
+        name, path, args, kwargs = super().deconstruct()
+        kwargs["dimensions"] = self.dimensions
+        return name, path, args, kwargs
+
+    def db_type(self, connection):
+        return f"vector({self.dimensions})[]"
+
+    def get_db_prep_value(self, value, connection, prepared=False):
+        if value is None or isinstance(value, str):
+            return value
+        if not len(value):
+            return None
+        texts = [v.to_text() if hasattr(v, "to_text") else "[" + ",".join(f"{x:.9g}" for x in v) + "]"
+                 for v in value]
+        return "{" + ",".join(f'"{text}"' for text in texts) + "}"
+
+
+class MemoryManager(models.Manager):
+    def get_queryset(self):
+        # A memory's clause vectors are for ranking inside SQL; loading them with every row
+        # would multiply what a list of memories reads.
+        return super().get_queryset().defer("clause_embeddings")
+
+
 class Tenant(models.Model):
     """A customer of the service. Not itself tenant-scoped: it is the scope."""
 
@@ -211,6 +245,9 @@ class Memory(models.Model):
     erasing = models.BooleanField(default=False)
     content_hash = models.CharField(max_length=64)
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    # The statement's clauses, each embedded alone (memoryapp/clauses.py), when it has two or
+    # more: a fact said in passing inside a message about something else is found by its clause.
+    clause_embeddings = VectorArrayField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_version = models.CharField(max_length=100, blank=True, default="")
     extractor_version = models.CharField(max_length=100, blank=True, default="")
     search_vector = models.GeneratedField(
@@ -226,6 +263,8 @@ class Memory(models.Model):
         output_field=models.BooleanField(),
         db_persist=True,
     )
+
+    objects = MemoryManager()
 
     class Meta:
         indexes = [

@@ -34,6 +34,7 @@ from django.utils import timezone
 
 from memoryapp import embeddings
 from memoryapp.models import Memory, Tenant, UNTRUSTED_SOURCES
+from memoryapp.frames import same_frame
 from memoryapp.keyroute import key_weight, keys_for_query
 from memoryapp.query import QueryInfo, query_in_first_person, query_match_text, query_understand
 from memoryapp.readpolicy import (
@@ -62,6 +63,9 @@ RELEVANCE = {
     "key": 0.8,
     "answer": 0.35,     # the episode just before asks a question: credit from that question's match
     "text_floor": 1.0,  # BM25 is scaled by at least a whole-query match (relevance_scores)
+    # A statement of several clauses: its similarity is blended with its best clause's this
+    # much (memoryapp/clauses.py; in SQL, so the pool's pre-score sees it too).
+    "clause": 0.5,
 }
 # Events are told about at or after they happen ("yesterday I went ..."): a memory that became
 # valid up to this many days after a period the query names still counts, decreasingly.
@@ -82,8 +86,17 @@ class SearchHit:
 
 
 _SQL = """
-WITH scope AS MATERIALIZED (
-    SELECT m.id, coalesce(1 - (m.embedding <=> %(qvec)s::vector), 0) AS sim, m.search_vector, m.has_time_reference,
+WITH q AS (SELECT %(qvec)s::vector AS v),
+scope AS MATERIALIZED (
+    SELECT m.id,
+           -- The statement's similarity, blended with its best clause's when it has several
+           -- (memoryapp/clauses.py): a fact said in passing is found by its own clause.
+           CASE WHEN m.clause_embeddings IS NULL THEN coalesce(1 - (m.embedding <=> q.v), 0)
+                ELSE (1 - %(clause_weight)s) * coalesce(1 - (m.embedding <=> q.v), 0)
+                     + %(clause_weight)s * coalesce((SELECT max(1 - (c <=> q.v)) FROM unnest(m.clause_embeddings) c),
+                                                    1 - (m.embedding <=> q.v), 0)
+           END AS sim,
+           m.search_vector, m.has_time_reference,
            extract(epoch FROM m.valid_from)::float8 / 86400 AS valid_from_days,
            m.importance, m.confidence,
            m.source_kind, m.key, e.session_id, e.seq, e.speaker, e.role, m.memory_type = 'episodic' AS is_episode,
@@ -91,7 +104,7 @@ WITH scope AS MATERIALIZED (
            m.statement ~ '[?？؟]([[:space:]"'')]|$)' AS asks,
            m.statement ~* %(change_cues)s AS tells_change,
            length(m.search_vector)::float8 AS dl
-    FROM memoryapp_memory m
+    FROM memoryapp_memory m CROSS JOIN q
     -- A memory's source event belongs to its subject: saying so lets the join read only that
     -- subject's events by index instead of hashing all of the tenant's.
     LEFT JOIN memoryapp_event e ON e.id = m.source_event_id AND e.tenant_id = m.tenant_id
@@ -212,6 +225,7 @@ def search_signals(*, tenant: Tenant, subject_id: int | None = None, subject_ref
         as_of=as_of, all_versions=include_superseded, known_at=known_at or now,
         now=now, qvec=_vector_literal(query_embedding), query=query[:4000], k1=BM25_K1, b=BM25_B,
         pool=POOL, named=" ".join(sorted(named)) or None, change_cues=CHANGE_CUES,
+        clause_weight=float(RELEVANCE.get("clause", 0.0)),
     )
     sql = _SQL.replace("{subject}", "%(subject)s" if subject_id is not None else _SUBJECT_BY_REF)
     for placeholder, text in (_AS_NOW if known_at is None else _AS_KNOWN).items():
@@ -446,7 +460,14 @@ def relevance_scores(sig: Signals, info: QueryInfo, weights: dict | None = None)
 SUPERSESSION = {
     "pool": 30,      # how far down the ranking a later statement of the best hit is looked for
     "similar": 0.3,  # cosine (centred on the pool): close enough to say the same thing again
+    "frame_pool": 10,  # how far down a restatement in the same words (frames.same_frame) is looked for
 }
+
+
+def _spoken(statement: str) -> str:
+    """An episode's words without the "Speaker: " its statement starts with."""
+    head, sep, rest = statement.partition(": ")
+    return rest if sep and len(head) <= 60 and "\n" not in head else statement
 # Words with which people say that something about them changed. A closed class of the
 # language, not a list of phrasings; "now" and "new" are left out: events use them all the time.
 # Matched in the search's SQL (a PostgreSQL regular expression, \y a word boundary), so telling
@@ -455,11 +476,13 @@ CHANGE_CUES = (r"\y(no longer|any ?more|switched|switching|changed|moved|relocat
                r"instead|update|updated|used to|took up|taken up|replaced|gave up|got rid of)\y")
 
 
-def _pool_vectors(*, tenant: Tenant, ids: list) -> dict:
-    return dict(tenant_activate_and_query(
+def _pool_rows(*, tenant: Tenant, ids: list) -> dict:
+    """id -> (embedding as text, statement) for the pool's memories: one round trip."""
+    return {row[0]: row[1:] for row in tenant_activate_and_query(
         tenant=tenant, params={"tenant": tenant.pk, "ids": ids},
-        sql="SELECT id, embedding::text FROM memoryapp_memory WHERE tenant_id = %(tenant)s AND id = ANY(%(ids)s)",
-    ))
+        sql="SELECT id, embedding::text, statement FROM memoryapp_memory"
+            " WHERE tenant_id = %(tenant)s AND id = ANY(%(ids)s)",
+    )}
 
 
 def answered_later(*, tenant: Tenant, sig: Signals, order: np.ndarray, weights: dict | None = None
@@ -484,19 +507,26 @@ def answered_later(*, tenant: Tenant, sig: Signals, order: np.ndarray, weights: 
     if not later:
         return order, {}
     cued = [b for b in later if sig.tells_change is not None and sig.tells_change[pool[b]]]
-    if not cued:
+    framed = [b for b in later if b < w.get("frame_pool", 0)]
+    if not cued and not framed:
         return order, {}
-    # One more round trip, only when a later statement by the same voice says something changed.
-    rows = _pool_vectors(tenant=tenant, ids=[sig.ids[i] for i in pool])
+    # One more round trip, only when a later statement by the same voice is near the top or
+    # says something changed.
+    rows = _pool_rows(tenant=tenant, ids=[sig.ids[i] for i in pool])
     vectors = np.zeros((len(pool), embeddings.DIMENSIONS), dtype=np.float32)
+    statements = [""] * len(pool)
     for n, i in enumerate(pool):
-        if rows.get(sig.ids[i]):
-            vectors[n] = np.array(rows[sig.ids[i]].strip("[]").split(","), dtype=np.float32)
+        vector, statements[n] = rows.get(sig.ids[i], (None, ""))
+        if vector:
+            vectors[n] = np.array(vector.strip("[]").split(","), dtype=np.float32)
     # Centred on the pool's mean: what all of them share (the speaker's name every episode
     # starts with, the chat's style) says nothing about whether two say the same thing.
     vectors -= vectors.mean(axis=0)
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
     restating = [b for b in cued if float(vectors[0] @ vectors[b]) >= w["similar"]]
+    # Said the same way with another value ("I prefer coffee" / "I prefer tea"): the same
+    # question answered anew, with or without a word of change (memoryapp/frames.py).
+    restating += [b for b in framed if b not in restating and same_frame(_spoken(statements[0]), _spoken(statements[b]))]
     if not restating:
         return order, {}
     newest = pool[max(restating, key=lambda b: when[pool[b]])]

@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from memoryapp import embeddings
 from memoryapp.actors import WORKER
+from memoryapp.clauses import statement_clauses
 from memoryapp.errors import ApplicationError, PolicyRejected
 from memoryapp.extraction import Candidate, RULES_VERSION, extract_candidates, extractor_for_settings
 from memoryapp.extraction.rules import is_ephemeral
@@ -70,6 +71,7 @@ class Prepared:
     ephemeral: bool
     candidates: list[Candidate] = field(default_factory=list)
     extractor_version: str = RULES_VERSION
+    clause_vectors: list | None = None  # its content's clauses, embedded (memoryapp/clauses.py)
 
     @property
     def episode_statement(self) -> str:
@@ -204,8 +206,12 @@ def _prepare(event: Event, extractor, *, continues: bool = False) -> Prepared:
 
 
 def _embed(prepared: list[Prepared]):
+    """One embedding batch for a chunk: each episode, its clauses (set on the Prepared), and
+    each candidate fact."""
     texts = [p.episode_statement for p in prepared]
     texts += [c.statement for p in prepared for c in p.candidates]
+    clauses = [statement_clauses(p.content) for p in prepared]
+    texts += [clause for found in clauses for clause in found]
     vectors = embeddings.stored_vectors(embeddings.embed_texts(texts))
     episode_vectors = {p.event.id: vectors[i] for i, p in enumerate(prepared)}
     i = len(prepared)
@@ -214,6 +220,9 @@ def _embed(prepared: list[Prepared]):
         for c in p.candidates:
             candidate_vectors[id(c)] = vectors[i]
             i += 1
+    for p, found in zip(prepared, clauses):
+        p.clause_vectors = vectors[i:i + len(found)] or None
+        i += len(found)
     return episode_vectors, candidate_vectors
 
 
@@ -238,6 +247,7 @@ def _episode(*, tenant: Tenant, p: Prepared, vector) -> Memory:
         status=Memory.Status.QUARANTINED if p.quarantined else Memory.Status.ACTIVE,
         content_hash=content_hash(p.episode_statement),
         embedding=vector,
+        clause_embeddings=p.clause_vectors,
         embedding_version=embeddings.EMBEDDING_VERSION,
         extractor_version=p.extractor_version,
     )

@@ -13,6 +13,7 @@ from django.utils import timezone
 from memoryapp import embeddings
 from memoryapp.actors import Actor
 from memoryapp.errors import ApplicationError, NotFound, PolicyRejected
+from memoryapp.frames import ended_or_replaced, says_change
 from memoryapp.models import Event, Job, Memory, MemoryEvidence, MemoryLineage, Subject, Tenant
 from memoryapp.policy import durable_types_allowed, held_as_candidate, initial_status, source_authority
 from memoryapp.safety import find_secrets, looks_like_instruction, text_values
@@ -165,6 +166,7 @@ def _new_memory(*, tenant: Tenant, subject: Subject, draft: MemoryDraft, embeddi
         proposal_for=draft.proposal_for,
         content_hash=content_hash(draft.statement),
         embedding=embedding,
+        clause_embeddings=embeddings.clause_vectors(draft.statement),
         embedding_version=embeddings.EMBEDDING_VERSION,
         extractor_version=draft.extractor_version,
     )
@@ -262,6 +264,21 @@ def _same_statuses(candidates: bool) -> list[str]:
     return [*statuses, Memory.Status.CANDIDATE] if candidates else statuses
 
 
+# How many of a subject's latest keyless facts a restatement is compared with.
+RESTATED_SCAN = 200
+
+
+def restated_by(*, draft: MemoryDraft, memories) -> list[Memory]:
+    """The keyless facts `draft` restates with another value and says so ("I prefer tea now"
+    after "I prefer coffee"; memoryapp/frames.py): the same question answered anew, certain
+    enough to supersede without a key. Only the person's own statements, about themselves."""
+    if draft.key or draft.memory_type != Memory.Type.SEMANTIC or draft.source_kind not in SELF_SOURCES:
+        return []
+    if not says_change(draft.statement):
+        return []
+    return [m for m in memories if ended_or_replaced(m.statement, draft.statement)]
+
+
 class _DatabaseLookup:
     """What a single memory_write looks up, read from the database each time."""
 
@@ -287,6 +304,12 @@ class _DatabaseLookup:
             tenant=tenant, subject=subject, namespace=namespace, key=key,
             status=Memory.Status.CANDIDATE, erasing=False,
         ))
+
+    def restated(self, *, tenant: Tenant, subject: Subject, draft: MemoryDraft) -> list[Memory]:
+        return restated_by(draft=draft, memories=Memory.objects.select_for_update().filter(
+            tenant=tenant, subject=subject, namespace=draft.namespace, key="", memory_type=Memory.Type.SEMANTIC,
+            status=Memory.Status.ACTIVE, erasing=False, source_kind__in=SELF_SOURCES,
+        ).order_by("-valid_from", "-pk")[:RESTATED_SCAN])
 
     def reinforced(self, memory: Memory, *, grown: int, confidence: float) -> None:
         memory.refresh_from_db()
@@ -368,6 +391,11 @@ def _write(*, tenant, subject, subject_ref, draft, actor, embedding, supersede, 
                     to_retire.append(rival)
                 else:
                     conflicts.append(rival)
+    if not draft.key and not held and not proposal:
+        # No key, yet the same question answered anew, in words that say it changed.
+        restated = [m for m in lookup.restated(tenant=tenant, subject=subject, draft=draft)
+                    if m.valid_from <= valid_from and m not in to_retire and replaces(old=m, draft=draft)]
+        to_retire.extend(restated)
     if conflicts:
         draft.flags = [*draft.flags, "conflict"]
 
@@ -512,6 +540,11 @@ class MemoryWriteBatch:
 
     def rivals(self, *, tenant, subject, namespace, key) -> list[Memory]:
         return list(self._rivals.get((subject.pk, namespace, key), []))
+
+    def restated(self, *, tenant, subject, draft) -> list[Memory]:
+        # Extraction writes keyed facts and episodes; a keyless fact it finds is ranked after a
+        # restatement at read time instead (retrieval.answered_later).
+        return []
 
     def reinforced(self, memory: Memory, *, grown: int, confidence: float) -> None:
         # No re-read: prefetch() locked the row, so nobody else changed it.

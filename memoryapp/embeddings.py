@@ -7,7 +7,9 @@ import numpy as np
 from pgvector import Vector
 
 MODEL_NAME = "all-MiniLM-L6-v2"
-EMBEDDING_VERSION = "all-MiniLM-L6-v2@gt-0.1.0"
+# "+clauses": memories also carry their clauses' vectors (clauses.py); `manage.py reindex` gives
+# them to memories embedded before (the whole statement's vector is the same).
+EMBEDDING_VERSION = "all-MiniLM-L6-v2@gt-0.1.0+clauses"
 DIMENSIONS = 384
 
 _model = None

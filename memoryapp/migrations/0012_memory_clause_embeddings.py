@@ -1,6 +1,7 @@
 """A memory's clause vectors (memoryapp/clauses.py). A nullable column without a default: a
 catalogue change, no table rewrite, at any size. Memories written before it have none and rank
-by their whole statement, as before; `manage.py reindex --clauses` fills them in batches."""
+by their whole statement, as before; `manage.py reindex` fills them in, in batches (their
+embedding_version is the one before "+clauses")."""
 from django.db import migrations
 
 import memoryapp.models

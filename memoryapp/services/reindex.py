@@ -1,7 +1,7 @@
 """Reindex and replay: rebuilding derived index data when a model changes.
 
 - Reindex: when embeddings.EMBEDDING_VERSION changes, every memory whose `embedding_version`
-  differs is re-embedded, BATCH rows at a time, one transaction per batch. The selection is
+  differs is re-embedded (the statement and its clauses), BATCH rows at a time, one transaction per batch. The selection is
   the work list itself (rows not yet at the current version), so a job that stops halfway
   (crash, deploy, `max_batches`) is continued by any later run without bookkeeping.
 - Replay: when the extractor changes, a subject's extracted memories are rebuilt from its
@@ -14,6 +14,7 @@ from django.db.models import Q
 
 from memoryapp import embeddings
 from memoryapp.actors import Actor
+from memoryapp.clauses import statement_clauses
 from memoryapp.models import Event, Job, Memory, MemoryEvidence, MemoryLineage, SourceKind, Subject, Tenant
 from memoryapp.selectors.memories import subject_get
 from memoryapp.services.audit import audit_record
@@ -65,14 +66,21 @@ def reindex_job_run(*, tenant: Tenant, job: Job) -> dict:
         if not rows:
             break
         # Embedding takes seconds per batch; no transaction (and no lock) is held meanwhile.
-        vectors = embeddings.embed_texts([statement for _, statement in rows])
+        statements = [statement for _, statement in rows]
+        clauses = [statement_clauses(statement) for statement in statements]
+        vectors = embeddings.stored_vectors(embeddings.embed_texts(
+            statements + [clause for found in clauses for clause in found]))
+        wholes, parts = vectors[:len(rows)], vectors[len(rows):]
         with transaction.atomic():
             tenant_activate(tenant=tenant)
-            for (memory_id, statement), vector in zip(rows, vectors):
+            at = 0
+            for (memory_id, statement), vector, found in zip(rows, wholes, clauses):
+                clause_vectors, at = parts[at:at + len(found)] or None, at + len(found)
                 # Conditional: a row erased or already re-embedded meanwhile is left alone.
                 done += Memory.objects.filter(
                     tenant=tenant, pk=memory_id, statement=statement, erasing=False
-                ).exclude(embedding_version=version).update(embedding=vector, embedding_version=version)
+                ).exclude(embedding_version=version).update(embedding=vector, clause_embeddings=clause_vectors,
+                                                           embedding_version=version)
             batches += 1
             job_progress(job_id=job.id, done=done)
     with transaction.atomic():

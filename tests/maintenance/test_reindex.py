@@ -114,3 +114,18 @@ def test_reindex_command_queues_a_job_only_where_memories_are_stale(tenant_a, te
         assert Job.objects.filter(kind="reindex").count() == 0
     with pytest.raises(CommandError):
         call_command("reindex", tenant="nope", stdout=StringIO())
+
+
+def test_reindex_gives_memories_written_before_clause_vectors_theirs(tenant_a, actor):
+    from django.db import connection
+
+    write(tenant_a, "alice", "The kiln at the pottery studio cracked again. Could you suggest a glaze recipe?", _actor())
+    write(tenant_a, "alice", "I throw pots on Saturdays.", _actor())
+    with as_tenant(tenant_a):
+        Memory.objects.update(embedding_version=OLD, clause_embeddings=None)
+    run(tenant_a, reindex_request(tenant=tenant_a, actor=actor))
+    with as_tenant(tenant_a), connection.cursor() as cursor:
+        cursor.execute("SELECT statement, cardinality(clause_embeddings) FROM memoryapp_memory ORDER BY statement")
+        counts = dict(cursor.fetchall())
+    assert counts == {"I throw pots on Saturdays.": None,
+                      "The kiln at the pottery studio cracked again. Could you suggest a glaze recipe?": 2}

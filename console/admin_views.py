@@ -3,6 +3,7 @@ is @console_view(admin=True): the tenant comes from the admin's own account, nev
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from console.access import console_view
@@ -11,8 +12,8 @@ from console.views import PAGE_SIZE, _detail_context, page_or_fragment
 from memoryapp.errors import ApplicationError, NotFound
 from memoryapp.models import SourceKind
 from memoryapp.selectors.console import (
-    api_keys_list, audit_actions, audit_entries, event_pk, jobs_list, live_memory_ids, memory_subject_ref,
-    pending_approvals, pending_memory_get, quarantined_events,
+    api_keys_list, audit_actions, audit_entries, jobs_list, live_memory_ids, memory_subject_ref,
+    pending_approvals, pending_memory_get, quarantined_event_get, quarantined_events,
 )
 from memoryapp.selectors.memories import parse_public_id
 from memoryapp.selectors.reads import api_key_get, key_reads, read_rows
@@ -54,7 +55,7 @@ def audit_log(request, ctx):
 @require_GET
 def memory_detail(request, ctx, memory_id: str):
     subject_ref = memory_subject_ref(tenant=ctx.tenant, memory_id=memory_id)
-    context = _detail_context(ctx, memory_id, subject_ref) | {"admin_view": True, "subject_ref": subject_ref}
+    context = _detail_context(ctx, memory_id, subject_ref, admin=True) | {"admin_view": True, "subject_ref": subject_ref}
     return render(request, "console/memory_detail.html", context)
 
 
@@ -95,18 +96,49 @@ def quarantine(request, ctx):
                   {"ctx": ctx, "events": quarantined_events(tenant=ctx.tenant)[:200]})
 
 
+def confirmed(request) -> bool:
+    """Whether the POST came from the confirmation page (its hidden field): a form elsewhere that
+    posts straight to the action only gets the confirmation page."""
+    return request.method == "POST" and request.POST.get("confirm") == "yes"
+
+
+QUARANTINE_CONFIRM = {
+    "release": {
+        "title": "Release this input to memory?",
+        "lines": ["It goes on to extraction: its text becomes a memory agents can find (still labelled as "
+                  "untrusted and never followed as an instruction), and facts may be drawn from it."],
+        "cannot_undo": "It leaves quarantine for good. What is remembered from it can later be forgotten, "
+                       "but agents may have read it by then.",
+        "button": "Release to extraction",
+        "danger": False,
+    },
+    "discard": {
+        "title": "Discard this input?",
+        "lines": ["Nothing from it will be remembered, and whatever was already remembered from it "
+                  "(and derived from that) is forgotten."],
+        "cannot_undo": "What is forgotten is deleted for good.",
+        "button": "Discard it",
+        "danger": True,
+    },
+}
+
+
 @console_view(admin=True)
-@require_POST
+@require_http_methods(["GET", "POST"])
 def quarantine_decide(request, ctx, event_id: str, decision: str):
-    pk = event_pk(event_id)
-    if pk is None or decision not in ("release", "discard"):
+    if decision not in QUARANTINE_CONFIRM:
         raise NotFound("event")
+    event = quarantined_event_get(tenant=ctx.tenant, event_id=event_id)
+    if not confirmed(request):
+        return render(request, "console/confirm.html", {"ctx": ctx, "confirm": QUARANTINE_CONFIRM[decision] | {
+            "quote": event.content, "action": request.path, "cancel": reverse("console:admin_quarantine"),
+        }})
     try:
         if decision == "release":
-            event_release(tenant=ctx.tenant, event_id=pk, actor=ctx.actor)
+            event_release(tenant=ctx.tenant, event_id=event.pk, actor=ctx.actor)
             messages.success(request, "Released: the event goes on to extraction.")
         else:
-            event_discard(tenant=ctx.tenant, event_id=pk, actor=ctx.actor)
+            event_discard(tenant=ctx.tenant, event_id=event.pk, actor=ctx.actor)
             messages.success(request, "Discarded: nothing from this event will be remembered.")
     except NotFound:
         raise
@@ -154,8 +186,21 @@ def api_keys(request, ctx):
 
 
 @console_view(admin=True)
-@require_POST
+@require_http_methods(["GET", "POST"])
 def api_key_revoke_view(request, ctx, key_id):
+    key = api_key_get(tenant=ctx.tenant, key_id=key_id)
+    if key is None:
+        raise NotFound("key")
+    if not confirmed(request):
+        name = key.name or "(no name)"
+        return render(request, "console/confirm.html", {"ctx": ctx, "confirm": {
+            "title": f"Revoke the key “{name}”?",
+            "lines": [f"Key mk_{key.prefix}_… ({name}) stops working at once: every agent or backend using it is "
+                      "refused from its next request."],
+            "cannot_undo": "A revoked key never works again; to give access back, create a new key.",
+            "button": "Revoke this key", "danger": True,
+            "action": request.path, "cancel": reverse("console:admin_keys"),
+        }})
     key = api_key_revoke(tenant=ctx.tenant, api_key_id=key_id, actor=ctx.actor)
     messages.success(request, f"Key {key.prefix}… is revoked.")
     return redirect("console:admin_keys")

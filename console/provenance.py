@@ -38,6 +38,10 @@ class Provenance:
     notes: tuple[str, ...]
 
     @property
+    def untrusted_note(self) -> str:
+        return UNTRUSTED_NOTE
+
+    @property
     def sentence(self) -> str:
         parts = [self.origin + "."]
         if self.untrusted:

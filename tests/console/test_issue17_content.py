@@ -137,7 +137,7 @@ def test_version_history_lists_versions_of_the_fact_and_names_the_message_apart(
     # The old version's own source is shown with it, as the old version's.
     assert "I live in Lisbon these days." in versions
     # Her own message is not a version of the derived fact: it is named for what it is.
-    assert versions.count("<li class") == 2
+    assert versions.count('<span class="small">Version ') == 2
     assert "Messages this made out of date" in html and html.index("Messages this made out of date") > html.index("</ol>")
 
 

@@ -29,6 +29,7 @@ urlpatterns = [
     path("console/erasure/<str:job_id>/", views.erasure_status, name="erasure"),
     path("console/erasure/<str:job_id>/receipt.<str:fmt>", views.erasure_receipt, name="erasure_receipt"),
     path("console/exports/<str:export_id>/download/", views.export_download, name="export_download"),
+    path("console/exports/<str:export_id>/readable/", views.export_readable, name="export_readable"),
     path("console/admin/audit/", admin_views.audit_log, name="admin_audit"),
     path("console/admin/memories/<str:memory_id>/", admin_views.memory_detail, name="admin_memory"),
     path("console/admin/jobs/", admin_views.jobs, name="admin_jobs"),

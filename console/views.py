@@ -13,6 +13,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import push_url
 
@@ -21,11 +22,12 @@ from console.access import console_context, console_view
 from console.charts import growth_chart
 from console.forms import CorrectionForm, EraseForm, MemoryFilterForm
 from console.provenance import provenance
+from console.readable_export import readable_export
 from console.receipts import receipt_summary
 from memoryapp.errors import ApplicationError, NotFound
 from memoryapp.models import Job, Memory, Tenant
 from memoryapp.selectors.console import (
-    export_file_get, memory_growth, memory_timeline, person_memories, version_sources,
+    export_file_get, memory_growth, memory_timeline, person_exports, person_memories, version_sources,
 )
 from memoryapp.selectors.memories import job_get, job_is_theirs, memory_history
 from memoryapp.readpolicy import OWNER_VIEW
@@ -282,7 +284,12 @@ def memory_forget_view(request, ctx, memory_id: str):
 @console_view(subject=True)
 @require_GET
 def data(request, ctx):
-    return render(request, "console/data.html", {"ctx": ctx, "erase_form": EraseForm(subject_ref=ctx.subject_ref)})
+    return render(request, "console/data.html", _data_context(ctx, EraseForm(subject_ref=ctx.subject_ref)))
+
+
+def _data_context(ctx, erase_form) -> dict:
+    return {"ctx": ctx, "erase_form": erase_form,
+            "exports": list(person_exports(tenant=ctx.tenant, subject_ref=ctx.subject_ref)[:20])}
 
 
 @console_view(subject=True)
@@ -305,7 +312,7 @@ def data_export(request, ctx):
 def data_erase(request, ctx):
     form = EraseForm(request.POST, subject_ref=ctx.subject_ref)
     if not form.is_valid():
-        return render(request, "console/data.html", {"ctx": ctx, "erase_form": form}, status=422)
+        return render(request, "console/data.html", _data_context(ctx, form), status=422)
     job = subject_erase_request(tenant=ctx.tenant, subject_ref=ctx.subject_ref, actor=ctx.actor)
     # The erasure deletes this person's console account too, which signs them out; the browser
     # that asked may still follow the job to its receipt, and nothing else.
@@ -373,6 +380,8 @@ def _job_context(ctx, job: Job, poll_url: str, *, erasure_view: bool = False) ->
         "back_url": _back_url(ctx, job),
         "result_json": json.dumps(job.result, indent=2, sort_keys=True, default=str),
         "export_id": export_id_of(job) if job.kind == Job.Kind.EXPORT and job.subject_ref == subject_ref else "",
+        "export_expires": parse_datetime(str((job.result or {}).get("expires_at") or ""))
+        if job.kind == Job.Kind.EXPORT and isinstance(job.result, dict) else None,
     }
 
 
@@ -443,5 +452,16 @@ def export_download(request, ctx, export_id: str):
     export = export_file_get(tenant=ctx.tenant, subject_ref=ctx.subject_ref, export_id=export_id)
     response = HttpResponse(bytes(export.content), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="memory-export-{export.public_id}.json"'
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@console_view(subject=True)
+@require_GET
+def export_readable(request, ctx, export_id: str):
+    """The same export file as a page to read and print: what is remembered, with history."""
+    export = export_file_get(tenant=ctx.tenant, subject_ref=ctx.subject_ref, export_id=export_id)
+    response = render(request, "console/export_readable.html",
+                      {"ctx": ctx, "export": export, "readable": readable_export(export.content)})
     response["Cache-Control"] = "no-store"
     return response

@@ -247,3 +247,10 @@ def person_memories(*, tenant: Tenant, subject_ref: str, **filters) -> QuerySet[
     """The person's own list (memory_list, newest first), less whatever came from an event held in
     quarantine: that waits for an admin's decision, whatever status its memory was given."""
     return memory_list(tenant=tenant, subject_ref=subject_ref, **filters).exclude(source_event__quarantined=True)
+
+
+def person_exports(*, tenant: Tenant, subject_ref: str) -> QuerySet[ExportFile]:
+    """The person's exports that can still be downloaded, newest first (selectors/exports.py
+    decides which: not expired, not withdrawn, made from the person who holds the id now)."""
+    tenant_activate(tenant=tenant)
+    return servable_exports(tenant=tenant).filter(subject_ref=subject_ref).defer("content").order_by("-created_at")

@@ -368,3 +368,53 @@ def test_an_unfinished_job_has_no_receipt_yet_and_says_what_its_count_means(worl
     html = body(client.get(reverse("console:job", args=[job.public_id])))
     assert "1 of 3 memories and messages removed so far" in html and "← Your memories" in html
     assert client.get(reverse("console:job_receipt", args=[job.public_id, "json"])).status_code == 409
+
+
+# --- 9. Export: a page to read and print beside the JSON, and the list of exports -----------------
+
+def _export(tenant, subject_ref="alice"):
+    from memoryapp.models import ExportFile, Job
+    from memoryapp.services.export import export_job_run, export_request
+
+    with as_tenant(tenant):
+        job = export_request(tenant=tenant, subject_ref=subject_ref, actor=ACTOR)
+    result = export_job_run(tenant=tenant, job=job)
+    with as_tenant(tenant):
+        Job.objects.filter(pk=job.pk).update(status="succeeded", result=result)
+        return ExportFile.objects.get(job_id=job.pk), Job.objects.get(pk=job.pk)
+
+
+def test_data_page_lists_the_exports_with_their_expiry_and_both_forms(world, moved):
+    export, _ = _export(world.tenant_a)
+    html = body(client_for(world.alice_a).get(reverse("console:data")))
+    table = _section(html, 'id="exports"', "</table>")
+    assert export.expires_at.strftime("%b %-d, %Y") in table
+    assert reverse("console:export_readable", args=[export.public_id]) in table
+    assert reverse("console:export_download", args=[export.public_id]) in table
+    assert "No export is available" in body(client_for(world.bob_a).get(reverse("console:data")))
+
+
+def test_readable_export_shows_what_is_remembered_with_history(world, moved):
+    old, new, episode = moved
+    export, job = _export(world.tenant_a)
+    client = client_for(world.alice_a)
+    html = body(client.get(reverse("console:export_readable", args=[export.public_id])))
+    now = _section(html, "What is remembered now", "</section>")
+    berlin = _section(now, "Alice lives in Berlin.", "</li>\n      \n")
+    assert "Earlier version, oldest first:" in berlin and "“Alice lives in Lisbon.”" in berlin
+    # The message a newer fact made out of date is its own entry, not a version of the fact.
+    ended = _section(html, "No longer current", "</section>")
+    assert "I live in Lisbon these days." in ended
+    job_page = body(client.get(reverse("console:job", args=[job.public_id])))
+    assert "Read or print it" in job_page and "It can be downloaded until" in job_page
+    assert "memories (every version)" in job_page
+
+
+def test_readable_export_is_a_neutral_404_for_anyone_else(world):
+    export, _ = _export(world.tenant_a)
+    url = reverse("console:export_readable", args=[export.public_id])
+    assert client_for(world.alice_a).get(url).status_code == 200
+    for who in ("bob_a", "alice_b"):
+        response = client_for(getattr(world, who)).get(url)
+        assert response.status_code == 404 and b"bicycle" not in response.content
+    assert client_for(world.admin_a).get(url).status_code == 403

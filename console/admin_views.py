@@ -7,16 +7,18 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from console.access import console_view
-from console.forms import ApiKeyForm, AuditFilterForm, JobFilterForm
-from console.views import PAGE_SIZE, _detail_context, page_or_fragment
+from console.forms import ApiKeyForm, AuditFilterForm, JobFilterForm, MemoryFilterForm
+from console.views import PAGE_SIZE, _detail_context, console_read, page_or_fragment
 from memoryapp.errors import ApplicationError, NotFound
-from memoryapp.models import SourceKind
+from memoryapp.models import AuditEntry, SourceKind
 from memoryapp.selectors.console import (
-    api_keys_list, audit_actions, audit_entries, jobs_list, live_memory_ids, memory_subject_ref,
-    pending_approvals, pending_memory_get, quarantined_event_get, quarantined_events,
+    api_keys_list, audit_actions, audit_changes, audit_entries, audit_entry_get, jobs_list, live_memory_ids,
+    memory_subject_ref, pending_approvals, pending_memory_get, quarantined_event_get, quarantined_events,
+    subjects_list,
 )
-from memoryapp.selectors.memories import parse_public_id
-from memoryapp.selectors.reads import api_key_get, key_reads, read_rows
+from memoryapp.selectors.console import person_memories as person_memory_list
+from memoryapp.selectors.memories import parse_public_id, subject_find
+from memoryapp.selectors.reads import api_key_get, key_names, key_reads, read_rows
 from memoryapp.services.audit import audit_verify
 from memoryapp.services.jobs import job_retry
 from memoryapp.services.memories import memory_review
@@ -31,11 +33,16 @@ JOB_PAGE_SIZE = 50
 @require_GET
 def audit_log(request, ctx):
     form = AuditFilterForm(request.GET or None)
-    filters = form.cleaned_data if form.is_valid() else {}
-    entries = audit_entries(
-        tenant=ctx.tenant, actor=filters.get("actor") or "", action=filters.get("action") or "",
-        subject_ref=filters.get("subject") or "", since=filters.get("since"), until=filters.get("until"),
-    )
+    if form.is_bound and not form.is_valid():
+        # A filter that was not understood (a range the wrong way round, a bad time) lists
+        # nothing, rather than everything under an error that says it filtered.
+        entries = AuditEntry.objects.none()
+    else:
+        filters = form.cleaned_data if form.is_bound else {}
+        entries = audit_entries(
+            tenant=ctx.tenant, actor=filters.get("actor") or "", action=filters.get("action") or "",
+            subject_ref=filters.get("subject") or "", since=filters.get("since"), until=filters.get("until"),
+        )
     page = Paginator(entries, AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
@@ -49,6 +56,52 @@ def audit_log(request, ctx):
         # No sealing from a page: it would hold the chain lock for the whole request.
         context["verification"] = audit_verify(tenant=ctx.tenant, seal=False)
     return page_or_fragment(request, "console/admin_audit.html", "entries", context)
+
+
+@console_view(admin=True)
+@require_GET
+def audit_entry(request, ctx, entry_id: int):
+    """One audit entry opened: who did what, and what changed (its before and after)."""
+    entry = audit_entry_get(tenant=ctx.tenant, entry_id=entry_id)
+    memory_id = f"mem_{entry.memory_id.hex}" if entry.memory_id else ""
+    return render(request, "console/admin_audit_entry.html", {
+        "ctx": ctx, "entry": entry, "changes": audit_changes(entry),
+        "details": sorted((entry.details or {}).items()) if isinstance(entry.details, dict) else [],
+        "memory_link": memory_id if entry.memory_id and entry.memory_id in live_memory_ids(
+            tenant=ctx.tenant, ids=[entry.memory_id]) else "",
+        "actor_name": key_names(tenant=ctx.tenant, actors={f"{entry.actor_kind}:{entry.actor_id}"}).get(
+            f"{entry.actor_kind}:{entry.actor_id}", ""),
+    })
+
+
+@console_view(admin=True)
+@require_GET
+def people(request, ctx):
+    """The tenant's people, to open one's memories (not only through the audit log)."""
+    q = request.GET.get("q", "")[:200].strip()
+    page = Paginator(subjects_list(tenant=ctx.tenant, q=q), AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
+    return page_or_fragment(request, "console/admin_people.html", "people", {"ctx": ctx, "page": page, "q": q})
+
+
+@console_view(admin=True)
+@require_GET
+def person_memories(request, ctx):
+    """One person's memories as the admin sees them (their list, read-audited as the admin's read)."""
+    subject_ref = request.GET.get("subject", "")
+    subject = subject_find(tenant=ctx.tenant, external_id=subject_ref) if subject_ref else None
+    if subject is None:
+        raise NotFound("subject")
+    form = MemoryFilterForm(request.GET)
+    filters = {k: v for k, v in form.cleaned_data.items() if v} if form.is_valid() else {}
+    page = Paginator(person_memory_list(tenant=ctx.tenant, subject_ref=subject_ref, **filters),
+                     PAGE_SIZE).get_page(request.GET.get("page"))
+    console_read(ctx, subject_ref, "list", page.object_list)
+    query = request.GET.copy()
+    query.pop("page", None)
+    return page_or_fragment(request, "console/admin_person.html", "rows", {
+        "ctx": ctx, "form": form, "page": page, "subject_ref": subject_ref, "query": query.urlencode(),
+        "filtered": bool(filters),
+    })
 
 
 @console_view(admin=True)

@@ -54,7 +54,8 @@ class AuditFilterForm(forms.Form):
     def clean(self):
         data = super().clean()
         if data.get("since") and data.get("until") and data["since"] >= data["until"]:
-            raise forms.ValidationError("“From” must be before “until”.")
+            raise forms.ValidationError("“From” must be before “until”: nothing is listed until the range is "
+                                        "the right way round.")
         return data
 
 

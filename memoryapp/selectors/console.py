@@ -4,7 +4,7 @@ import difflib
 from collections import Counter
 from datetime import datetime, timedelta
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
@@ -254,3 +254,39 @@ def person_exports(*, tenant: Tenant, subject_ref: str) -> QuerySet[ExportFile]:
     decides which: not expired, not withdrawn, made from the person who holds the id now)."""
     tenant_activate(tenant=tenant)
     return servable_exports(tenant=tenant).filter(subject_ref=subject_ref).defer("content").order_by("-created_at")
+
+
+def audit_entry_get(*, tenant: Tenant, entry_id: int) -> AuditEntry:
+    """One of the tenant's audit entries; missing and foreign answer alike."""
+    tenant_activate(tenant=tenant)
+    entry = AuditEntry.objects.filter(tenant=tenant, pk=entry_id).first()
+    if entry is None:
+        raise NotFound("audit entry")
+    return entry
+
+
+def audit_changes(entry: AuditEntry) -> list[dict]:
+    """What an entry says changed: one row per field of its before/after snapshots, in a fixed
+    order, with whether it changed (the statement also as a word diff)."""
+    before = entry.before if isinstance(entry.before, dict) else {}
+    after = entry.after if isinstance(entry.after, dict) else {}
+    rows = []
+    for name in sorted(set(before) | set(after)):
+        old, new = before.get(name), after.get(name)
+        row = {"field": name, "before": old, "after": new, "changed": old != new,
+               "in_before": name in before, "in_after": name in after}
+        if name == "statement" and isinstance(old, str) and isinstance(new, str) and old != new:
+            row["diff"] = statement_diff(old, new)
+        rows.append(row)
+    return rows
+
+
+def subjects_list(*, tenant: Tenant, q: str = "") -> QuerySet[Subject]:
+    """The tenant's people (active subjects), with how many memories each has, by id."""
+    tenant_activate(tenant=tenant)
+    qs = Subject.objects.filter(tenant=tenant, status=Subject.Status.ACTIVE)
+    if q:
+        qs = qs.filter(external_id__icontains=q)
+    return qs.annotate(
+        memory_count=Count("memories", filter=Q(memories__erasing=False) & ~Q(memories__status=Memory.Status.QUARANTINED))
+    ).order_by("external_id")

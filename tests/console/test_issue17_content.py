@@ -418,3 +418,83 @@ def test_readable_export_is_a_neutral_404_for_anyone_else(world):
         response = client_for(getattr(world, who)).get(url)
         assert response.status_code == 404 and b"bicycle" not in response.content
     assert client_for(world.admin_a).get(url).status_code == 403
+
+
+# --- 10. The admin's pages ---------------------------------------------------------------------
+
+def test_an_audit_entry_opens_to_show_what_changed(world, moved):
+    from memoryapp.models import AuditEntry
+
+    old, new, episode = moved
+    with as_tenant(world.tenant_a):
+        corrected = memory_correct(tenant=world.tenant_a, memory=Memory.objects.get(pk=new.pk), actor=ACTOR,
+                                   statement="Alice lives in Berlin-Mitte.")
+        entry = AuditEntry.objects.filter(action="memory_corrected", memory_id=new.pk).get()
+    admin = client_for(world.admin_a)
+    listing = body(admin.get(reverse("console:admin_audit")))
+    url = reverse("console:admin_audit_entry", args=[entry.pk])
+    assert f'href="{url}"' in listing
+    html = body(admin.get(url))
+    changes = _section(html, 'id="changes"', "</table>")
+    assert "status" in changes and "active" in changes and "superseded" in changes and "changed" in changes
+    assert corrected.public_id in html  # the details name the new version
+    assert client_for(world.admin_b).get(url).status_code == 404
+    assert client_for(world.alice_a).get(url).status_code == 403
+
+
+def test_an_admin_browses_a_persons_memories_and_the_views_are_read_audited(world, injected):
+    from memoryapp.models import ReadAudit
+
+    admin = client_for(world.admin_a)
+    people = body(admin.get(reverse("console:admin_people")))
+    assert "alice" in people and "bob" in people
+    html = body(admin.get(reverse("console:admin_person_memories"), {"subject": "alice"}))
+    assert "Alice of tenant A keeps her bicycle" in html and "Bob of tenant A" not in html
+    assert "still under review" not in html  # quarantined input is not listed here either
+    assert reverse("console:admin_memory", args=[world.mem[("a", "alice")].public_id]) in html
+    with as_tenant(world.tenant_a):
+        assert ReadAudit.objects.filter(subject_ref="alice", actor="user:admin@a.example").exists()
+    # Tenant B's admin cannot see tenant A's Alice: their own Alice, or nothing.
+    other = body(client_for(world.admin_b).get(reverse("console:admin_person_memories"), {"subject": "alice"}))
+    assert "bicycle" not in other and "antique typewriters" in other
+    assert client_for(world.admin_b).get(reverse("console:admin_person_memories"),
+                                         {"subject": "bob"}).status_code == 404
+    assert client_for(world.alice_a).get(reverse("console:admin_people")).status_code == 403
+
+
+def test_admin_pages_speak_of_the_person_not_to_them(world, moved):
+    old, new, episode = moved
+    html = body(client_for(world.admin_a).get(reverse("console:admin_memory", args=[new.public_id])))
+    assert "From the person's conversation" in html and "From your conversation" not in html
+    assert "trusted: from the person" in html and "trusted: from you" not in html
+
+
+def test_an_audit_range_the_wrong_way_round_lists_nothing_and_says_so(world):
+    response = client_for(world.admin_a).get(reverse("console:admin_audit"),
+                                             {"since": "2030-01-01T00:00", "until": "2020-01-01T00:00"})
+    html = body(response)
+    assert "must be before" in html and "nothing is listed" in html
+    assert "0 entries" in html and "memory written" not in _section(html, 'id="audit-entries"', "</div>\n\n")
+
+
+def test_a_new_key_has_a_copy_button_and_a_field_to_select(world):
+    response = client_for(world.admin_a).post(reverse("console:admin_keys"), {"name": "crm sync",
+                                                                              "max_source": "user_explicit"})
+    html = body(response)
+    assert 'id="copy-key"' in html and 'data-copy="new-key-value"' in html and "/static/js/copy.js" in html
+    assert '<label for="new-key-value">' in html and 'readonly value="mk_' in html
+
+
+def test_a_key_made_on_the_command_line_has_a_name(world):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from memoryapp.models import ApiKey
+
+    out = StringIO()
+    call_command("create_api_key", "--tenant", world.tenant_a.slug, stdout=out)
+    with as_tenant(world.tenant_a):
+        key = ApiKey.objects.order_by("-created_at").first()
+    assert key.name.startswith("made on the command line, ") and key.name in out.getvalue()
+    assert key.name in body(client_for(world.admin_a).get(reverse("console:admin_keys")))

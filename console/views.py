@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import push_url
 
 from console import throttle
-from console.access import console_context, console_view
+from console.access import console_view
 from console.charts import growth_chart
 from console.forms import CorrectionForm, EraseForm, MemoryFilterForm
 from console.provenance import provenance
@@ -29,7 +29,7 @@ from memoryapp.models import Job, Memory, Tenant
 from memoryapp.selectors.console import (
     export_file_get, memory_growth, memory_timeline, person_exports, person_memories, version_sources,
 )
-from memoryapp.selectors.memories import job_get, job_is_theirs, memory_history
+from memoryapp.selectors.memories import job_get, job_is_theirs, memory_get, memory_history
 from memoryapp.readpolicy import OWNER_VIEW
 from memoryapp.selectors.forget import memory_forget_plan
 from memoryapp.selectors.reads import read_rows, subject_reads
@@ -250,7 +250,7 @@ def memory_correct_view(request, ctx, memory_id: str):
 @require_POST
 def memory_restore_view(request, ctx, memory_id: str):
     """An earlier version becomes the current one again, as a new version (services/restore.py)."""
-    memory = memory_history(tenant=ctx.tenant, subject_ref=ctx.subject_ref, memory_id=memory_id)["memory"]
+    memory = memory_get(tenant=ctx.tenant, subject_ref=ctx.subject_ref, memory_id=memory_id)
     if provenance(memory).untrusted:
         raise ApplicationError("not_yours", "This is text an agent read: it cannot be made yours.", status=409)
     new = memory_restore(tenant=ctx.tenant, memory=memory, actor=ctx.actor)

@@ -15,7 +15,7 @@ from memoryapp.services.tenants import api_key_create
 from tests.conftest import as_tenant
 from tests.console.conftest import ACTOR, PASSWORD, account, write
 from tests.console.test_browser import (  # noqa: F401 (fixtures)
-    ARGS, CHROMIUM, REPORT_VIOLATIONS, assert_no_csp_violations, browser, jobs_in_process, sign_in_with_link,
+    REPORT_VIOLATIONS, assert_no_csp_violations, browser, jobs_in_process, sign_in_with_link,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -187,4 +187,38 @@ def test_erasure_receipt_in_plain_words_downloads_and_names_nobody(page, tenant_
     page.click("#receipt-print")
     page.wait_for_selector("#printable-receipt")
     shot(page, "06-erasure-receipt-print")
+    assert_no_csp_violations(page)
+
+
+def test_readable_export_and_an_opened_audit_entry(page, tenant_a, jobs_in_process):
+    """Items 9 and 10 (screenshots; their view tests are in test_issue17_content.py)."""
+    _moved(tenant_a)
+    sign_in_with_link(page, tenant_a, "alice")
+    page.goto("/console/data/")
+    page.get_by_role("button", name="Prepare my export").click()
+    page.wait_for_selector("#readable", timeout=60_000)
+    page.click("#readable")
+    page.wait_for_selector("#readable-export")
+    assert "Alice lives in Berlin." in page.locator("#readable-export").inner_text()
+    shot(page, "09-readable-export")
+    page.goto("/console/data/")
+    assert page.locator("#exports tbody tr").count() == 1
+    shot(page, "09-exports-list")
+    page.context.clear_cookies()
+    account(tenant_a, "admin@a.example", is_admin=True)
+    page.goto("/console/login/")
+    page.fill("#id_username", "admin@a.example")
+    page.fill("#id_password", PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url("**/console/admin/audit/")
+    page.goto("/console/admin/audit/?action=memory_superseded")
+    page.locator("#audit-entries tbody tr a[aria-label^='Open entry']").first.click()
+    page.wait_for_selector("#changes")
+    assert "superseded" in page.locator("#changes").inner_text()
+    shot(page, "10-audit-entry")
+    page.goto("/console/admin/people/")
+    page.get_by_role("link", name="alice", exact=True).click()
+    page.wait_for_selector("#memory-rows")
+    assert "Alice lives in Berlin." in page.locator("#memory-rows").inner_text()
+    shot(page, "10-person-memories")
     assert_no_csp_violations(page)

@@ -3,19 +3,22 @@ is @console_view(admin=True): the tenant comes from the admin's own account, nev
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from console.access import console_view
-from console.forms import ApiKeyForm, AuditFilterForm, JobFilterForm
-from console.views import PAGE_SIZE, _detail_context, page_or_fragment
+from console.forms import ApiKeyForm, AuditFilterForm, JobFilterForm, MemoryFilterForm
+from console.views import PAGE_SIZE, _detail_context, console_read, page_or_fragment
 from memoryapp.errors import ApplicationError, NotFound
-from memoryapp.models import SourceKind
+from memoryapp.models import AuditEntry, SourceKind
 from memoryapp.selectors.console import (
-    api_keys_list, audit_actions, audit_entries, event_pk, jobs_list, live_memory_ids, memory_subject_ref,
-    pending_approvals, pending_memory_get, quarantined_events,
+    api_keys_list, audit_actions, audit_changes, audit_entries, audit_entry_get, jobs_list, live_memory_ids,
+    memory_subject_ref, pending_approvals, pending_memory_get, quarantined_event_get, quarantined_events,
+    subjects_list,
 )
-from memoryapp.selectors.memories import parse_public_id
-from memoryapp.selectors.reads import api_key_get, key_reads, read_rows
+from memoryapp.selectors.console import person_memories as person_memory_list
+from memoryapp.selectors.memories import parse_public_id, subject_find
+from memoryapp.selectors.reads import api_key_get, key_names, key_reads, read_rows
 from memoryapp.services.audit import audit_verify
 from memoryapp.services.jobs import job_retry
 from memoryapp.services.memories import memory_review
@@ -30,11 +33,16 @@ JOB_PAGE_SIZE = 50
 @require_GET
 def audit_log(request, ctx):
     form = AuditFilterForm(request.GET or None)
-    filters = form.cleaned_data if form.is_valid() else {}
-    entries = audit_entries(
-        tenant=ctx.tenant, actor=filters.get("actor") or "", action=filters.get("action") or "",
-        subject_ref=filters.get("subject") or "", since=filters.get("since"), until=filters.get("until"),
-    )
+    if form.is_bound and not form.is_valid():
+        # A filter that was not understood (a range the wrong way round, a bad time) lists
+        # nothing, rather than everything under an error that says it filtered.
+        entries = AuditEntry.objects.none()
+    else:
+        filters = form.cleaned_data if form.is_bound else {}
+        entries = audit_entries(
+            tenant=ctx.tenant, actor=filters.get("actor") or "", action=filters.get("action") or "",
+            subject_ref=filters.get("subject") or "", since=filters.get("since"), until=filters.get("until"),
+        )
     page = Paginator(entries, AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
@@ -52,9 +60,55 @@ def audit_log(request, ctx):
 
 @console_view(admin=True)
 @require_GET
+def audit_entry(request, ctx, entry_id: int):
+    """One audit entry opened: who did what, and what changed (its before and after)."""
+    entry = audit_entry_get(tenant=ctx.tenant, entry_id=entry_id)
+    memory_id = f"mem_{entry.memory_id.hex}" if entry.memory_id else ""
+    return render(request, "console/admin_audit_entry.html", {
+        "ctx": ctx, "entry": entry, "changes": audit_changes(entry),
+        "details": sorted((entry.details or {}).items()) if isinstance(entry.details, dict) else [],
+        "memory_link": memory_id if entry.memory_id and entry.memory_id in live_memory_ids(
+            tenant=ctx.tenant, ids=[entry.memory_id]) else "",
+        "actor_name": key_names(tenant=ctx.tenant, actors={f"{entry.actor_kind}:{entry.actor_id}"}).get(
+            f"{entry.actor_kind}:{entry.actor_id}", ""),
+    })
+
+
+@console_view(admin=True)
+@require_GET
+def people(request, ctx):
+    """The tenant's people, to open one's memories (not only through the audit log)."""
+    q = request.GET.get("q", "")[:200].strip()
+    page = Paginator(subjects_list(tenant=ctx.tenant, q=q), AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
+    return page_or_fragment(request, "console/admin_people.html", "people", {"ctx": ctx, "page": page, "q": q})
+
+
+@console_view(admin=True)
+@require_GET
+def person_memories(request, ctx):
+    """One person's memories as the admin sees them (their list, read-audited as the admin's read)."""
+    subject_ref = request.GET.get("subject", "")
+    subject = subject_find(tenant=ctx.tenant, external_id=subject_ref) if subject_ref else None
+    if subject is None:
+        raise NotFound("subject")
+    form = MemoryFilterForm(request.GET)
+    filters = {k: v for k, v in form.cleaned_data.items() if v} if form.is_valid() else {}
+    page = Paginator(person_memory_list(tenant=ctx.tenant, subject_ref=subject_ref, **filters),
+                     PAGE_SIZE).get_page(request.GET.get("page"))
+    console_read(ctx, subject_ref, "list", page.object_list)
+    query = request.GET.copy()
+    query.pop("page", None)
+    return page_or_fragment(request, "console/admin_person.html", "rows", {
+        "ctx": ctx, "form": form, "page": page, "subject_ref": subject_ref, "query": query.urlencode(),
+        "filtered": bool(filters),
+    })
+
+
+@console_view(admin=True)
+@require_GET
 def memory_detail(request, ctx, memory_id: str):
     subject_ref = memory_subject_ref(tenant=ctx.tenant, memory_id=memory_id)
-    context = _detail_context(ctx, memory_id, subject_ref) | {"admin_view": True, "subject_ref": subject_ref}
+    context = _detail_context(ctx, memory_id, subject_ref, admin=True) | {"admin_view": True, "subject_ref": subject_ref}
     return render(request, "console/memory_detail.html", context)
 
 
@@ -95,18 +149,49 @@ def quarantine(request, ctx):
                   {"ctx": ctx, "events": quarantined_events(tenant=ctx.tenant)[:200]})
 
 
+def confirmed(request) -> bool:
+    """Whether the POST came from the confirmation page (its hidden field): a form elsewhere that
+    posts straight to the action only gets the confirmation page."""
+    return request.method == "POST" and request.POST.get("confirm") == "yes"
+
+
+QUARANTINE_CONFIRM = {
+    "release": {
+        "title": "Release this input to memory?",
+        "lines": ["It goes on to extraction: its text becomes a memory agents can find (still labelled as "
+                  "untrusted and never followed as an instruction), and facts may be drawn from it."],
+        "cannot_undo": "It leaves quarantine for good. What is remembered from it can later be forgotten, "
+                       "but agents may have read it by then.",
+        "button": "Release to extraction",
+        "danger": False,
+    },
+    "discard": {
+        "title": "Discard this input?",
+        "lines": ["Nothing from it will be remembered, and whatever was already remembered from it "
+                  "(and derived from that) is forgotten."],
+        "cannot_undo": "What is forgotten is deleted for good.",
+        "button": "Discard it",
+        "danger": True,
+    },
+}
+
+
 @console_view(admin=True)
-@require_POST
+@require_http_methods(["GET", "POST"])
 def quarantine_decide(request, ctx, event_id: str, decision: str):
-    pk = event_pk(event_id)
-    if pk is None or decision not in ("release", "discard"):
+    if decision not in QUARANTINE_CONFIRM:
         raise NotFound("event")
+    event = quarantined_event_get(tenant=ctx.tenant, event_id=event_id)
+    if not confirmed(request):
+        return render(request, "console/confirm.html", {"ctx": ctx, "confirm": QUARANTINE_CONFIRM[decision] | {
+            "quote": event.content, "action": request.path, "cancel": reverse("console:admin_quarantine"),
+        }})
     try:
         if decision == "release":
-            event_release(tenant=ctx.tenant, event_id=pk, actor=ctx.actor)
+            event_release(tenant=ctx.tenant, event_id=event.pk, actor=ctx.actor)
             messages.success(request, "Released: the event goes on to extraction.")
         else:
-            event_discard(tenant=ctx.tenant, event_id=pk, actor=ctx.actor)
+            event_discard(tenant=ctx.tenant, event_id=event.pk, actor=ctx.actor)
             messages.success(request, "Discarded: nothing from this event will be remembered.")
     except NotFound:
         raise
@@ -154,8 +239,21 @@ def api_keys(request, ctx):
 
 
 @console_view(admin=True)
-@require_POST
+@require_http_methods(["GET", "POST"])
 def api_key_revoke_view(request, ctx, key_id):
+    key = api_key_get(tenant=ctx.tenant, key_id=key_id)
+    if key is None:
+        raise NotFound("key")
+    if not confirmed(request):
+        name = key.name or "(no name)"
+        return render(request, "console/confirm.html", {"ctx": ctx, "confirm": {
+            "title": f"Revoke the key “{name}”?",
+            "lines": [f"Key mk_{key.prefix}_… ({name}) stops working at once: every agent or backend using it is "
+                      "refused from its next request."],
+            "cannot_undo": "A revoked key never works again; to give access back, create a new key.",
+            "button": "Revoke this key", "danger": True,
+            "action": request.path, "cancel": reverse("console:admin_keys"),
+        }})
     key = api_key_revoke(tenant=ctx.tenant, api_key_id=key_id, actor=ctx.actor)
     messages.success(request, f"Key {key.prefix}… is revoked.")
     return redirect("console:admin_keys")

@@ -35,5 +35,5 @@ def growth_chart(growth: dict) -> dict:
         "width": WIDTH, "height": HEIGHT, "pad": PAD, "baseline": HEIGHT - PAD,
         "bars": bars, "line": " ".join(points), "total": growth["total"], "total_max": total_max,
         "first_day": series[0]["day"] if series else None, "last_day": series[-1]["day"] if series else None,
-        "mix": mix,
+        "mix": mix, "groups": {g: growth.get("groups", {}).get(g, 0) for g in ("current", "waiting", "earlier")},
     }

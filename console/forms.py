@@ -19,7 +19,9 @@ class MemoryFilterForm(forms.Form):
     q = forms.CharField(required=False, max_length=200, label="Search")
     memory_type = forms.ChoiceField(required=False, choices=[("", "Any type"), *Memory.Type.choices], label="Type")
     namespace = forms.CharField(required=False, max_length=300)
-    status = forms.ChoiceField(required=False, choices=[("", "Any status"), *Memory.Status.choices])
+    # Quarantined input is never in the person's list, so it is not a status to filter on.
+    status = forms.ChoiceField(required=False, choices=[("", "Any status"), *[
+        c for c in Memory.Status.choices if c[0] != Memory.Status.QUARANTINED]])
     source_kind = forms.ChoiceField(required=False, choices=[("", "Any source"), *SourceKind.choices],
                                     label="Source")
 
@@ -52,7 +54,8 @@ class AuditFilterForm(forms.Form):
     def clean(self):
         data = super().clean()
         if data.get("since") and data.get("until") and data["since"] >= data["until"]:
-            raise forms.ValidationError("“From” must be before “until”.")
+            raise forms.ValidationError("“From” must be before “until”: nothing is listed until the range is "
+                                        "the right way round.")
         return data
 
 

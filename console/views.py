@@ -13,23 +13,30 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import push_url
 
 from console import throttle
-from console.access import console_context, console_view
+from console.access import console_view
 from console.charts import growth_chart
 from console.forms import CorrectionForm, EraseForm, MemoryFilterForm
+from console.provenance import provenance
+from console.readable_export import readable_export
+from console.receipts import receipt_summary
 from memoryapp.errors import ApplicationError, NotFound
-from memoryapp.models import Job, Tenant
-from memoryapp.selectors.console import export_file_get, memory_growth, memory_timeline
-from memoryapp.selectors.memories import job_get, job_is_theirs, memory_history, memory_list as memories_select
+from memoryapp.models import Job, Memory, Tenant
+from memoryapp.selectors.console import (
+    export_file_get, memory_growth, memory_timeline, person_exports, person_memories, version_sources,
+)
+from memoryapp.selectors.memories import job_get, job_is_theirs, memory_get, memory_history
 from memoryapp.readpolicy import OWNER_VIEW
 from memoryapp.selectors.forget import memory_forget_plan
 from memoryapp.selectors.reads import read_rows, subject_reads
 from memoryapp.services.memories import memory_correct, memory_forget, subject_erase_request
 from memoryapp.services.profile import profile_get
 from memoryapp.services.reads import read_audit_record
+from memoryapp.services.restore import memory_restore
 from memoryapp.services.signin import console_subject_user_get_or_create, signin_link_consume
 
 PAGE_SIZE = 25
@@ -155,7 +162,7 @@ def console_read(ctx, subject_ref: str, operation: str, memories) -> None:
 def memory_list(request, ctx):
     form = MemoryFilterForm(request.GET or None)
     filters = form.cleaned_data if form.is_valid() else {}
-    memories = memories_select(tenant=ctx.tenant, subject_ref=ctx.subject_ref,
+    memories = person_memories(tenant=ctx.tenant, subject_ref=ctx.subject_ref,
                                **{k: v for k, v in filters.items() if v})
     page = Paginator(memories, PAGE_SIZE).get_page(request.GET.get("page"))
     console_read(ctx, ctx.subject_ref, "list", page.object_list)
@@ -166,14 +173,37 @@ def memory_list(request, ctx):
     })
 
 
-def _detail_context(ctx, memory_id: str, subject_ref: str) -> dict:
+def _detail_context(ctx, memory_id: str, subject_ref: str, *, admin: bool = False) -> dict:
     history = memory_history(tenant=ctx.tenant, subject_ref=subject_ref, memory_id=memory_id)
     memory = history["memory"]
     console_read(ctx, subject_ref, "history", history["versions"] + history["derived"])
+    # The supersession chain can hold records of another kind: the person's own message (an
+    # episode) that a newer fact made out of date points to that fact as its successor. It is
+    # not a version of the fact, nor the fact a version of it; each page names the other apart.
+    versions = [v for v in history["versions"] if v.memory_type == memory.memory_type]
+    others = [v for v in history["versions"] if v.memory_type != memory.memory_type]
+    sources = version_sources(tenant=ctx.tenant, version_ids=[v.pk for v in versions])
+    position = next(i for i, v in enumerate(versions) if v.pk == memory.pk)
+    # A correction keeps the evidence of what it corrects (so forgetting it forgets those
+    # messages too); on the page that evidence belongs to the earlier version, said as such.
+    earlier_evidence = {e.pk for v in versions[:position] for e in sources[v.pk]}
+    successor = memory.superseded_by if memory.superseded_by and not memory.superseded_by.erasing else None
     return {
         "ctx": ctx, "memory": memory, "history": history,
-        "replaced": [v for v in history["versions"] if v.superseded_by_id == memory.pk],
-        "replaced_by": memory.superseded_by if memory.superseded_by and not memory.superseded_by.erasing else None,
+        "provenance": provenance(memory, admin=admin), "audience": "admin" if admin else "",
+        "own_sources": [e for e in sources[memory.pk] if e.pk not in earlier_evidence],
+        "carried_sources": [e for e in sources[memory.pk] if e.pk in earlier_evidence],
+        "version_rows": [
+            {"memory": v, "number": i, "relation": "this" if i - 1 == position else ("earlier" if i - 1 < position else "later"),
+             "sources": sources[v.pk]}
+            for i, v in enumerate(versions, 1)
+        ],
+        "version_number": position + 1, "version_count": len(versions),
+        "current_version": next((v for v in versions if v.pk != memory.pk and v.status == Memory.Status.ACTIVE), None),
+        "replaced": [v for v in versions if v.superseded_by_id == memory.pk],
+        "replaced_by": successor if successor and successor.memory_type == memory.memory_type else None,
+        "made_out_of_date_by": successor if successor and successor.memory_type != memory.memory_type else None,
+        "made_out_of_date": [o for o in others if o.superseded_by_id == memory.pk],
         "derived_from": [m for m in memory.derived_from.all()],
         "source": memory.source_event,
     }
@@ -192,7 +222,11 @@ def memory_detail(request, ctx, memory_id: str):
 def memory_correct_view(request, ctx, memory_id: str):
     context = _detail_context(ctx, memory_id, ctx.subject_ref)
     form = CorrectionForm(request.POST)
-    if form.is_valid():
+    if context["provenance"].untrusted:
+        # Text an agent read is not the person's to reword; they may forget it.
+        form.is_valid()
+        form.add_error("statement", "This is text an agent read, not something you said: forget it instead.")
+    elif form.is_valid():
         try:
             new = memory_correct(tenant=ctx.tenant, memory=context["memory"], actor=ctx.actor,
                                  statement=form.cleaned_data["statement"])
@@ -210,6 +244,23 @@ def memory_correct_view(request, ctx, memory_id: str):
             return push_url(render(request, "console/memory_detail.html#memory", context), url)
     context["form"] = form
     return page_or_fragment(request, "console/memory_detail.html", "memory", context, status=422)
+
+
+@console_view(subject=True)
+@require_POST
+def memory_restore_view(request, ctx, memory_id: str):
+    """An earlier version becomes the current one again, as a new version (services/restore.py)."""
+    memory = memory_get(tenant=ctx.tenant, subject_ref=ctx.subject_ref, memory_id=memory_id)
+    if provenance(memory).untrusted:
+        raise ApplicationError("not_yours", "This is text an agent read: it cannot be made yours.", status=409)
+    new = memory_restore(tenant=ctx.tenant, memory=memory, actor=ctx.actor)
+    if new.status == Memory.Status.PENDING_APPROVAL:
+        messages.success(request, "Restored as a new version. It is a procedure, so it waits for an administrator's "
+                                  "approval; until then the current one stays.")
+    else:
+        messages.success(request, "Restored: this statement is the current version again. The version it replaced "
+                                  "stays in the history.")
+    return redirect("console:memory_detail", memory_id=new.public_id)
 
 
 @console_view(subject=True)
@@ -233,7 +284,12 @@ def memory_forget_view(request, ctx, memory_id: str):
 @console_view(subject=True)
 @require_GET
 def data(request, ctx):
-    return render(request, "console/data.html", {"ctx": ctx, "erase_form": EraseForm(subject_ref=ctx.subject_ref)})
+    return render(request, "console/data.html", _data_context(ctx, EraseForm(subject_ref=ctx.subject_ref)))
+
+
+def _data_context(ctx, erase_form) -> dict:
+    return {"ctx": ctx, "erase_form": erase_form,
+            "exports": list(person_exports(tenant=ctx.tenant, subject_ref=ctx.subject_ref)[:20])}
 
 
 @console_view(subject=True)
@@ -256,28 +312,12 @@ def data_export(request, ctx):
 def data_erase(request, ctx):
     form = EraseForm(request.POST, subject_ref=ctx.subject_ref)
     if not form.is_valid():
-        return render(request, "console/data.html", {"ctx": ctx, "erase_form": form}, status=422)
+        return render(request, "console/data.html", _data_context(ctx, form), status=422)
     job = subject_erase_request(tenant=ctx.tenant, subject_ref=ctx.subject_ref, actor=ctx.actor)
     # The erasure deletes this person's console account too, which signs them out; the browser
     # that asked may still follow the job to its receipt, and nothing else.
     request.session[ERASURE_SESSION_KEY] = {"tenant_id": ctx.tenant.pk, "job_id": job.public_id}
     return redirect("console:erasure", job_id=job.public_id)
-
-
-def receipt_rows(result) -> list[tuple[str, object]]:
-    """A job's result as (label, value) rows, one level of nesting flattened ("removed: memories").
-    The receipt's exact shape belongs to the erasure runner; this shows whatever it says."""
-    if not isinstance(result, dict):
-        return []
-    rows = []
-    for key, value in result.items():
-        label = str(key).replace("_", " ")
-        if isinstance(value, dict):
-            rows.extend((f"{label}: {str(k).replace('_', ' ')}", v) for k, v in value.items()
-                        if not isinstance(v, (dict, list)))
-        elif not isinstance(value, list):
-            rows.append((label, value))
-    return rows
 
 
 def export_id_of(job: Job) -> str:
@@ -289,46 +329,121 @@ def export_id_of(job: Job) -> str:
     return last if last.startswith("exp_") else ""
 
 
+def _job_theirs_or_404(ctx, job: Job) -> None:
+    # A person sees their own jobs only (not those of an earlier holder of their subject id);
+    # an admin sees the tenant's, so an erasure's receipt outlives the account that asked.
+    if not ctx.is_admin and not job_is_theirs(tenant=ctx.tenant, subject_ref=ctx.subject_ref, job=job):
+        raise Http404("Not found")
+
+
 @console_view()
 @require_GET
 def job_detail(request, ctx, job_id: str):
     job = job_get(tenant=ctx.tenant, job_id=job_id)
-    # A person sees their own jobs only (not those of an earlier holder of their subject id);
-    # an admin sees the tenant's.
-    if not ctx.is_admin and not job_is_theirs(tenant=ctx.tenant, subject_ref=ctx.subject_ref, job=job):
-        raise Http404("Not found")
+    _job_theirs_or_404(ctx, job)
     return page_or_fragment(request, "console/job.html", "job", _job_context(ctx, job, request.path))
+
+
+def _erasure_job(request, job_id: str) -> Job:
+    """The erasure this browser asked for (its session's record of the request), or 404."""
+    asked = request.session.get(ERASURE_SESSION_KEY) or {}
+    if asked.get("job_id") != job_id:
+        raise Http404("Not found")
+    try:
+        return job_get(tenant=Tenant.objects.get(pk=asked["tenant_id"]), job_id=job_id)
+    except (NotFound, Tenant.DoesNotExist):
+        raise Http404("Not found")
 
 
 @require_GET
 def erasure_status(request, job_id: str):
     """The erasure this browser asked for, followed to its receipt after the account it was
-    asked from is gone. Access is the session's record of the request, nothing else."""
-    asked = request.session.get(ERASURE_SESSION_KEY) or {}
-    if asked.get("job_id") != job_id:
-        raise Http404("Not found")
-    tenant = Tenant.objects.get(pk=asked["tenant_id"])
-    try:
-        job = job_get(tenant=tenant, job_id=job_id)
-    except NotFound:
-        raise Http404("Not found")
-    ctx = None
-    if request.user.is_authenticated and hasattr(request.user, "console"):
-        ctx = console_context(request)
-    context = _job_context(ctx, job, request.path) | {"erasure_view": True}
+    asked from is gone. Access is the session's record of the request, nothing else; the page
+    shows no account in its header, since the account is being erased."""
+    job = _erasure_job(request, job_id)
+    context = _job_context(None, job, request.path, erasure_view=True)
     return page_or_fragment(request, "console/job.html", "job", context)
 
 
-def _job_context(ctx, job: Job, poll_url: str) -> dict:
+def _job_context(ctx, job: Job, poll_url: str, *, erasure_view: bool = False) -> dict:
     done, total = job.progress_done, job.progress_total
     subject_ref = ctx.subject_ref if ctx else ""
+    finished = job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED)
+    receipt = job.kind == Job.Kind.DELETION and job.status == Job.Status.SUCCEEDED
+    name = "console:erasure_receipt" if erasure_view else "console:job_receipt"
     return {
-        "ctx": ctx, "job": job, "poll_url": poll_url, "finished": job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED),
+        "ctx": ctx, "job": job, "poll_url": poll_url, "finished": finished, "erasure_view": erasure_view,
         "percent": min(100, round(done * 100 / total)) if total else (100 if job.status == "succeeded" else None),
-        "receipt_rows": receipt_rows(job.result),
+        "summary": receipt_summary(job) if job.kind == Job.Kind.DELETION else None,
+        "receipt_json_url": reverse(name, args=[job.public_id, "json"]) if receipt else "",
+        "receipt_print_url": reverse(name, args=[job.public_id, "print"]) if receipt else "",
+        "back_url": _back_url(ctx, job),
         "result_json": json.dumps(job.result, indent=2, sort_keys=True, default=str),
         "export_id": export_id_of(job) if job.kind == Job.Kind.EXPORT and job.subject_ref == subject_ref else "",
+        "export_expires": parse_datetime(str((job.result or {}).get("expires_at") or ""))
+        if job.kind == Job.Kind.EXPORT and isinstance(job.result, dict) else None,
     }
+
+
+def _back_url(ctx, job: Job) -> str:
+    """Where the job page leads back to: the person's memories or data, the admin's jobs, or
+    (after an erasure, with no account left) the sign-in page."""
+    if ctx is None:
+        return reverse("console:login")
+    if ctx.subject_ref and job.subject_ref == ctx.subject_ref:
+        return reverse("console:data") if job.kind == Job.Kind.EXPORT else reverse("console:memories")
+    return reverse("console:admin_jobs") if ctx.is_admin else reverse("console:home")
+
+
+def receipt_document(job: Job) -> dict:
+    """The downloadable receipt: the job's own record and its result, as the runner wrote it."""
+    return {
+        "receipt_for": job.public_id,
+        "what": "erasure of everything stored about a person" if (job.params or {}).get("scope") == "subject"
+        else "forgetting of memories",
+        "subject": job.subject_ref,
+        "requested_by": job.actor,
+        "requested_at": job.created_at,
+        "finished_at": job.finished_at,
+        "status": job.status,
+        "receipt": job.result,
+    }
+
+
+def _receipt_response(request, ctx, job: Job, fmt: str):
+    if job.kind != Job.Kind.DELETION or fmt not in ("json", "print"):
+        raise Http404("Not found")
+    if job.status != Job.Status.SUCCEEDED:
+        raise ApplicationError("receipt_not_ready", "The receipt is ready once the job has finished.", status=409)
+    if fmt == "json":
+        response = HttpResponse(json.dumps(receipt_document(job), indent=2, sort_keys=True, default=str),
+                                content_type="application/json")
+        response["Content-Disposition"] = f'attachment; filename="receipt-{job.public_id}.json"'
+    else:
+        response = render(request, "console/receipt.html", {
+            "ctx": ctx, "job": job, "summary": receipt_summary(job), "document": receipt_document(job),
+        })
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@console_view()
+@require_GET
+def job_receipt(request, ctx, job_id: str, fmt: str):
+    """A deletion job's receipt, as JSON to keep or as a page to print; the person's own, or any
+    of the tenant's for its admins (who can hand it on after the account is gone)."""
+    job = job_get(tenant=ctx.tenant, job_id=job_id)
+    _job_theirs_or_404(ctx, job)
+    return _receipt_response(request, ctx, job, fmt)
+
+
+@require_GET
+def erasure_receipt(request, job_id: str, fmt: str):
+    job = _erasure_job(request, job_id)
+    try:
+        return _receipt_response(request, None, job, fmt)
+    except ApplicationError as error:
+        return render(request, "console/error.html", {"error": error, "ctx": None}, status=error.status)
 
 
 @console_view(subject=True)
@@ -337,5 +452,16 @@ def export_download(request, ctx, export_id: str):
     export = export_file_get(tenant=ctx.tenant, subject_ref=ctx.subject_ref, export_id=export_id)
     response = HttpResponse(bytes(export.content), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="memory-export-{export.public_id}.json"'
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@console_view(subject=True)
+@require_GET
+def export_readable(request, ctx, export_id: str):
+    """The same export file as a page to read and print: what is remembered, with history."""
+    export = export_file_get(tenant=ctx.tenant, subject_ref=ctx.subject_ref, export_id=export_id)
+    response = render(request, "console/export_readable.html",
+                      {"ctx": ctx, "export": export, "readable": readable_export(export.content)})
     response["Cache-Control"] = "no-store"
     return response

@@ -4,14 +4,14 @@ import difflib
 from collections import Counter
 from datetime import datetime, timedelta
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from memoryapp.errors import NotFound
-from memoryapp.models import ApiKey, AuditEntry, Event, ExportFile, Job, Memory, Subject, Tenant
+from memoryapp.models import ApiKey, AuditEntry, Event, ExportFile, Job, Memory, MemoryEvidence, Subject, Tenant
 from memoryapp.selectors.exports import servable_exports
-from memoryapp.selectors.memories import current_version, memory_queryset, parse_public_id
+from memoryapp.selectors.memories import current_version, memory_list, memory_queryset, parse_public_id
 from memoryapp.tenancy import tenant_activate
 
 
@@ -78,6 +78,16 @@ def jobs_list(*, tenant: Tenant, status: str = "", kind: str = "", job_id: str =
 def quarantined_events(*, tenant: Tenant) -> QuerySet[Event]:
     tenant_activate(tenant=tenant)
     return Event.objects.filter(tenant=tenant, quarantined=True).select_related("subject").order_by("-recorded_at")
+
+
+def quarantined_event_get(*, tenant: Tenant, event_id: str) -> Event:
+    """One of the tenant's events in quarantine; missing, foreign and already decided answer alike."""
+    tenant_activate(tenant=tenant)
+    pk = event_pk(event_id)
+    event = quarantined_events(tenant=tenant).filter(pk=pk).first() if pk else None
+    if event is None:
+        raise NotFound("event")
+    return event
 
 
 def event_pk(public_id: str):
@@ -147,29 +157,43 @@ def api_keys_list(*, tenant: Tenant) -> QuerySet[ApiKey]:
     return ApiKey.objects.filter(tenant=tenant).order_by("revoked_at", "-created_at")
 
 
+def memory_said_at(memory: Memory) -> datetime:
+    """When a memory was said: its source message's time, else when it holds from. Not when the
+    service recorded it (a conversation from March imported in December was said in March)."""
+    event = memory.source_event if memory.source_event_id else None
+    return event.occurred_at if event is not None else memory.valid_from
+
+
 def memory_timeline(*, tenant: Tenant, subject_ref: str, days: int = 30, limit: int = 50) -> list[tuple]:
-    """What was remembered recently, grouped by day, newest first: [(date, [memory, ...])]."""
+    """What was remembered recently (recorded in the last `days` days), grouped by the day it was
+    said, newest first: [(date, [memory, ...])]. The person's list's memories only."""
     since = timezone.now() - timedelta(days=days)
-    memories = (
-        memory_queryset(tenant=tenant)
-        .filter(subject__external_id=subject_ref, subject__status="active", recorded_at__gte=since)
-        .order_by("-recorded_at")[:limit]
-    )
+    memories = list(person_memories(tenant=tenant, subject_ref=subject_ref).filter(recorded_at__gte=since)
+                    .order_by("-recorded_at")[:limit])
     days_seen: dict = {}
-    for memory in memories:
-        days_seen.setdefault(timezone.localdate(memory.recorded_at), []).append(memory)
+    for memory in sorted(memories, key=memory_said_at, reverse=True):
+        days_seen.setdefault(timezone.localdate(memory_said_at(memory)), []).append(memory)
     return list(days_seen.items())
 
 
+# How the overview groups statuses in words; every status the person's list shows is in one.
+STATUS_GROUPS = {
+    Memory.Status.ACTIVE: "current",
+    Memory.Status.PENDING_APPROVAL: "waiting",
+    Memory.Status.CANDIDATE: "waiting",
+    Memory.Status.SUPERSEDED: "earlier",
+    Memory.Status.EXPIRED: "earlier",
+    Memory.Status.REJECTED: "earlier",
+}
+
+
 def memory_growth(*, tenant: Tenant, subject_ref: str, days: int = 30) -> dict:
-    """Memories recorded per day and type over the last `days` days, the running total, and the
-    current mix of types among active memories."""
-    tenant_activate(tenant=tenant)
+    """Memories recorded per day and type over the last `days` days and the running total, the
+    mix of types and the statuses in groups: all over the same memories, those the person's list
+    shows, so every figure on the overview adds up to the total."""
     today = timezone.localdate()
     start = today - timedelta(days=days - 1)
-    base = Memory.objects.filter(
-        tenant=tenant, subject__external_id=subject_ref, subject__status="active", erasing=False
-    )
+    base = person_memories(tenant=tenant, subject_ref=subject_ref).prefetch_related(None).order_by()
     before = base.filter(recorded_at__date__lt=start).count()
     per_day = (
         base.filter(recorded_at__date__gte=start)
@@ -186,10 +210,12 @@ def memory_growth(*, tenant: Tenant, subject_ref: str, days: int = 30) -> dict:
         by_type = counts.get(day, Counter())
         total += sum(by_type.values())
         series.append({"day": day, "by_type": dict(by_type), "total": total})
-    mix = dict(
-        base.filter(status=Memory.Status.ACTIVE).values_list("memory_type").annotate(n=Count("id")).order_by()
-    )
-    return {"series": series, "mix": mix, "total": total}
+    mix: Counter = Counter()
+    groups: Counter = Counter()
+    for memory_type, status, n in base.values_list("memory_type", "status").annotate(n=Count("id")):
+        mix[memory_type] += n
+        groups[STATUS_GROUPS.get(status, "earlier")] += n
+    return {"series": series, "mix": dict(mix), "groups": dict(groups), "total": total}
 
 
 def export_file_get(*, tenant: Tenant, subject_ref: str, export_id: str) -> ExportFile:
@@ -201,3 +227,66 @@ def export_file_get(*, tenant: Tenant, subject_ref: str, export_id: str) -> Expo
     if export is None:
         raise NotFound("export")
     return export
+
+
+def version_sources(*, tenant: Tenant, version_ids) -> dict:
+    """Each version's own source events, {memory pk: [Event]}, as they happened: a version's
+    reasons are its own evidence, never those of the versions before or after it."""
+    tenant_activate(tenant=tenant)
+    sources: dict = {pk: [] for pk in version_ids}
+    links = (
+        MemoryEvidence.objects.filter(tenant=tenant, memory_id__in=list(version_ids), event__erasing=False)
+        .select_related("event").order_by("event__occurred_at", "event__seq")
+    )
+    for link in links:
+        sources[link.memory_id].append(link.event)
+    return sources
+
+
+def person_memories(*, tenant: Tenant, subject_ref: str, **filters) -> QuerySet[Memory]:
+    """The person's own list (memory_list, newest first), less whatever came from an event held in
+    quarantine: that waits for an admin's decision, whatever status its memory was given."""
+    return memory_list(tenant=tenant, subject_ref=subject_ref, **filters).exclude(source_event__quarantined=True)
+
+
+def person_exports(*, tenant: Tenant, subject_ref: str) -> QuerySet[ExportFile]:
+    """The person's exports that can still be downloaded, newest first (selectors/exports.py
+    decides which: not expired, not withdrawn, made from the person who holds the id now)."""
+    tenant_activate(tenant=tenant)
+    return servable_exports(tenant=tenant).filter(subject_ref=subject_ref).defer("content").order_by("-created_at")
+
+
+def audit_entry_get(*, tenant: Tenant, entry_id: int) -> AuditEntry:
+    """One of the tenant's audit entries; missing and foreign answer alike."""
+    tenant_activate(tenant=tenant)
+    entry = AuditEntry.objects.filter(tenant=tenant, pk=entry_id).first()
+    if entry is None:
+        raise NotFound("audit entry")
+    return entry
+
+
+def audit_changes(entry: AuditEntry) -> list[dict]:
+    """What an entry says changed: one row per field of its before/after snapshots, in a fixed
+    order, with whether it changed (the statement also as a word diff)."""
+    before = entry.before if isinstance(entry.before, dict) else {}
+    after = entry.after if isinstance(entry.after, dict) else {}
+    rows = []
+    for name in sorted(set(before) | set(after)):
+        old, new = before.get(name), after.get(name)
+        row = {"field": name, "before": old, "after": new, "changed": old != new,
+               "in_before": name in before, "in_after": name in after}
+        if name == "statement" and isinstance(old, str) and isinstance(new, str) and old != new:
+            row["diff"] = statement_diff(old, new)
+        rows.append(row)
+    return rows
+
+
+def subjects_list(*, tenant: Tenant, q: str = "") -> QuerySet[Subject]:
+    """The tenant's people (active subjects), with how many memories each has, by id."""
+    tenant_activate(tenant=tenant)
+    qs = Subject.objects.filter(tenant=tenant, status=Subject.Status.ACTIVE)
+    if q:
+        qs = qs.filter(external_id__icontains=q)
+    return qs.annotate(
+        memory_count=Count("memories", filter=Q(memories__erasing=False) & ~Q(memories__status=Memory.Status.QUARANTINED))
+    ).order_by("external_id")

@@ -160,7 +160,7 @@ def test_quarantine_lists_own_events_with_their_reason(world):
 def test_release_sends_the_event_to_extraction(world):
     event = _quarantined_event(world.tenant_a, "alice", "Some held-back text.")
     client = client_for(world.admin_a)
-    client.post(reverse("console:admin_quarantine_decide", args=[event.public_id, "release"]))
+    client.post(reverse("console:admin_quarantine_decide", args=[event.public_id, "release"]), {"confirm": "yes"})
     with as_tenant(world.tenant_a):
         event.refresh_from_db()
         assert (event.quarantined, event.status) == (False, "pending") and "released" in event.flags
@@ -175,7 +175,7 @@ def test_discard_forgets_what_was_remembered_from_the_event(world):
     memory = memory_write(tenant=world.tenant_a, subject_ref="alice", actor=ACTOR, draft=MemoryDraft(
         statement="An episode from the held-back page.", memory_type="episodic", source_kind="external",
         source_event=event)).memory
-    client_for(world.admin_a).post(reverse("console:admin_quarantine_decide", args=[event.public_id, "discard"]))
+    client_for(world.admin_a).post(reverse("console:admin_quarantine_decide", args=[event.public_id, "discard"]), {"confirm": "yes"})
     with as_tenant(world.tenant_a):
         event.refresh_from_db()
         assert not event.quarantined and "discarded" in event.flags
@@ -234,7 +234,7 @@ def test_api_key_is_shown_once_bound_and_revocable(world):
     assert "support bot" in listed and "will not be shown again" not in listed
     assert client_for(world.admin_b).post(reverse("console:admin_key_revoke", args=[key.id])).status_code == 404
     assert "support bot" not in body(client_for(world.admin_b).get(reverse("console:admin_keys")))
-    client.post(reverse("console:admin_key_revoke", args=[key.id]))
+    client.post(reverse("console:admin_key_revoke", args=[key.id]), {"confirm": "yes"})
     with as_tenant(world.tenant_a):
         key.refresh_from_db()
         assert key.revoked_at is not None

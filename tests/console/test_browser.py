@@ -177,7 +177,7 @@ def test_person_erases_everything_and_watches_the_receipt(page, tenant_a, jobs_i
         with as_tenant(tenant_a):
             pytest.fail(f"no receipt; jobs: {list(Job.objects.values_list('kind', 'status', 'error'))}")
     receipt = page.locator("#receipt").inner_text()
-    assert "removed: memories" in receipt and "verification: passed" in receipt and "✓ yes" in receipt
+    assert "Memories" in receipt and "Checked afterwards: nothing of it is left" in receipt
     shot(page, "06-erasure-receipt")
     with as_tenant(tenant_a):
         assert not Memory.objects.filter(subject__external_id="alice").exists()

@@ -1,6 +1,7 @@
 """Mint an API key. The key is shown once, alone on the last line of the output."""
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
+from django.utils import timezone
 
 from memoryapp.actors import Actor
 from memoryapp.models import SourceKind, Tenant
@@ -29,6 +30,8 @@ class Command(BaseCommand):
         if existing is None and not create_tenant:
             raise CommandError(f"No tenant {tenant!r}; pass --create-tenant to create it.")
         actor = Actor("system", "create_api_key")
+        # A key needs a name an admin can recognise on the keys page and in the read log.
+        name = name.strip() or f"made on the command line, {timezone.now():%Y-%m-%d %H:%M} UTC"
         with transaction.atomic():
             tenant_obj = existing or tenant_create(slug=tenant)
             api_key, raw = api_key_create(tenant=tenant_obj, subject_ref=subject, name=name, actor=actor,
@@ -36,5 +39,6 @@ class Command(BaseCommand):
         bound = f", bound to subject {subject!r}" if subject else ""
         if max_source != SourceKind.USER_EXPLICIT:
             bound += f", claiming at most source {max_source!r}"
-        self.stdout.write(f"Created key {api_key.prefix} for tenant {tenant_obj.slug!r}{bound}. It is shown only once:")
+        self.stdout.write(f"Created key {api_key.prefix} ({api_key.name!r}) for tenant {tenant_obj.slug!r}{bound}. "
+                          "It is shown only once:")
         self.stdout.write(raw)

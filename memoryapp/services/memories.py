@@ -425,11 +425,12 @@ def _write(*, tenant, subject, subject_ref, draft, actor, embedding, supersede, 
                 earlier.superseded_by = memory
                 earlier.save(update_fields=["valid_to", "superseded_by"])
     for old in to_retire:
+        before = memory_snapshot(old)  # as it was: _retire sets its end
         _retire(memory=old, successor=memory, at=valid_from)
         lookup.retired(old)
         record(
             tenant=tenant, actor=actor, action="memory_superseded", subject_ref=subject_ref, memory_id=old.id,
-            before=memory_snapshot(old) | {"status": Memory.Status.ACTIVE}, after=memory_snapshot(old),
+            before=before, after=memory_snapshot(old),
             details={"superseded_by": memory.public_id},
         )
     for rival in conflicts:

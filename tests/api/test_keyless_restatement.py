@@ -58,3 +58,15 @@ def test_an_agents_inference_does_not_retire_what_the_person_said(client_a):
     write(client_a, "alice", "I prefer green tea in the morning now.", source="assistant",
           valid_from="2026-05-01T09:00:00Z")
     assert client_a.get(f"/api/v1/subjects/alice/memories/{old['id']}").json()["status"] == "active"
+
+
+def test_the_supersession_audit_keeps_the_old_version_as_it_was(client_a, tenant_a):
+    from memoryapp.models import AuditEntry
+    from tests.conftest import as_tenant
+
+    old = write(client_a, "alice", "I prefer coffee in the morning.", valid_from="2026-02-01T09:00:00Z")
+    write(client_a, "alice", "I prefer green tea in the morning now.", valid_from="2026-05-01T09:00:00Z")
+    with as_tenant(tenant_a):
+        entry = AuditEntry.objects.get(action="memory_superseded", memory_id=old["id"].removeprefix("mem_"))
+    assert entry.before["status"] == "active" and entry.before["valid_to"] is None
+    assert entry.after["status"] == "superseded" and entry.after["valid_to"] is not None

@@ -1,5 +1,6 @@
 from django import forms
 
+from console.templatetags.console_tags import source_label
 from memoryapp.models import Job, Memory, SourceKind
 from memoryapp.timebounds import utc_offset_problem
 
@@ -20,7 +21,9 @@ class MemoryFilterForm(forms.Form):
     memory_type = forms.ChoiceField(required=False, choices=[("", "Any type"), *Memory.Type.choices], label="Type")
     namespace = forms.CharField(required=False, max_length=300)
     status = forms.ChoiceField(required=False, choices=[("", "Any status"), *Memory.Status.choices])
-    source_kind = forms.ChoiceField(required=False, choices=[("", "Any source"), *SourceKind.choices],
+    # Named as the table names them (source_label), so a filter reads like the column it filters.
+    source_kind = forms.ChoiceField(required=False, choices=[("", "Any source"),
+                                                             *((k, source_label(k)) for k in SourceKind.values)],
                                     label="Source")
 
 

@@ -1,5 +1,6 @@
 from django import forms
 
+from console.templatetags.console_tags import source_label
 from memoryapp.models import Job, Memory, SourceKind
 from memoryapp.timebounds import utc_offset_problem
 
@@ -22,7 +23,9 @@ class MemoryFilterForm(forms.Form):
     # Quarantined input is never in the person's list, so it is not a status to filter on.
     status = forms.ChoiceField(required=False, choices=[("", "Any status"), *[
         c for c in Memory.Status.choices if c[0] != Memory.Status.QUARANTINED]])
-    source_kind = forms.ChoiceField(required=False, choices=[("", "Any source"), *SourceKind.choices],
+    # Named as the table names them (source_label), so a filter reads like the column it filters.
+    source_kind = forms.ChoiceField(required=False, choices=[("", "Any source"),
+                                                             *((k, source_label(k)) for k in SourceKind.values)],
                                     label="Source")
 
 

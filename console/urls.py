@@ -10,6 +10,7 @@ urlpatterns = [
     path("console/", views.home, name="home"),
     path("console/login/", views.login_view, name="login"),
     path("console/logout/", views.logout_view, name="logout"),
+    path("console/signed-out/", views.signed_out, name="signed_out"),
     path("console/link/<str:token>", views.signin_link, name="signin_link"),
     path("console/memories/", views.memory_list, name="memories"),
     path("console/memories/<str:memory_id>/", views.memory_detail, name="memory_detail"),

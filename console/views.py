@@ -40,14 +40,21 @@ from memoryapp.services.restore import memory_restore
 from memoryapp.services.signin import console_subject_user_get_or_create, signin_link_consume
 
 PAGE_SIZE = 25
+CORRECTABLE = (Memory.Status.ACTIVE, Memory.Status.PENDING_APPROVAL)
 # What signin_link_create mints (secrets.token_urlsafe), with room for other lengths.
-LINK_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,200}")
+LINK_TOKEN_MAX = 200
+LINK_TOKEN = re.compile(rf"[A-Za-z0-9_-]{{16,{LINK_TOKEN_MAX}}}")
 ERASURE_SESSION_KEY = "console_erasure"
+# How this session was opened ("link" or absent for a password), so signing out can send a person
+# back the way they came in: someone who never had a password is not shown a password form.
+SIGNIN_METHOD_KEY = "console_signin_method"
 
 
 def page_or_fragment(request, template: str, fragment: str, context: dict, status: int = 200):
-    """htmx asks for one fragment of the page; everyone else gets the whole page."""
-    name = f"{template}#{fragment}" if request.htmx and not request.htmx.boosted else template
+    """htmx asks for one fragment of the page; everyone else gets the whole page, and so does
+    htmx restoring a history entry (it swaps in the whole body)."""
+    wants_fragment = request.htmx and not request.htmx.boosted and not request.htmx.history_restore_request
+    name = f"{template}#{fragment}" if wants_fragment else template
     return render(request, name, context, status=status)
 
 
@@ -88,9 +95,18 @@ def _safe_next(request) -> str:
 
 @require_POST
 def logout_view(request):
+    by_link = request.session.get(SIGNIN_METHOD_KEY) == "link"
     logout(request)
+    if by_link:
+        return redirect("console:signed_out")
     messages.info(request, "You are signed out.")
     return redirect("console:login")
+
+
+@require_GET
+def signed_out(request):
+    """Where a person who came in by a sign-in link lands after signing out: how to come back."""
+    return render(request, "console/signed_out.html")
 
 
 @require_http_methods(["GET", "POST"])
@@ -104,7 +120,9 @@ def signin_link(request, token: str):
     has to press the button on our page. The GET looks at the token's shape only, never the
     database, so it neither uses a link up nor tells anybody whether a token exists."""
     if not LINK_TOKEN.fullmatch(token):
-        return render(request, "console/link_invalid.html", status=410)
+        # Longer than any link we make: most often a link pasted together with the text after it.
+        too_long = len(token) > LINK_TOKEN_MAX
+        return render(request, "console/link_invalid.html", {"too_long": too_long}, status=410)
     if request.method == "GET":
         response = render(request, "console/link_continue.html", {"token": token})
         response["Cache-Control"] = "no-store"
@@ -115,6 +133,7 @@ def signin_link(request, token: str):
     tenant_id, subject_ref = consumed
     user = console_subject_user_get_or_create(tenant=Tenant.objects.get(pk=tenant_id), subject_ref=subject_ref)
     login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+    request.session[SIGNIN_METHOD_KEY] = "link"
     # An absolute end, not one that slides with use: a session from a link lasts a bounded time.
     request.session.set_expiry(timezone.now() + timedelta(seconds=settings.CONSOLE_LINK_SESSION_SECONDS))
     return redirect("console:home")
@@ -231,7 +250,7 @@ def memory_correct_view(request, ctx, memory_id: str):
             new = memory_correct(tenant=ctx.tenant, memory=context["memory"], actor=ctx.actor,
                                  statement=form.cleaned_data["statement"])
         except ApplicationError as error:
-            form.add_error("statement", error.message)
+            form.add_error("statement", _correction_error(error, context))
         else:
             url = reverse("console:memory_detail", args=[new.public_id])
             if not request.htmx:
@@ -243,7 +262,32 @@ def memory_correct_view(request, ctx, memory_id: str):
             context["just_corrected"] = True
             return push_url(render(request, "console/memory_detail.html#memory", context), url)
     context["form"] = form
+    # The typed text comes back in the form; a version replaced in the meantime (a page opened
+    # before a correction elsewhere, or shown again by Back) sends it on to the current version.
+    context["correct_target"] = _current_version(context)
     return page_or_fragment(request, "console/memory_detail.html", "memory", context, status=422)
+
+
+def _current_version(context: dict):
+    """The version that replaced this one, followed to the one that is current now (or None)."""
+    version = context["memory"]
+    for _ in range(100):  # a supersession chain is short; the bound only guards against a cycle
+        if version is None or version.erasing:
+            return None
+        if version.status in CORRECTABLE:
+            return version
+        version = version.superseded_by
+    return None
+
+
+def _correction_error(error: ApplicationError, context: dict) -> str:
+    if error.code != "memory_not_current":
+        return error.message
+    current = _current_version(context)
+    if current is None:
+        return "This version is no longer current and nothing has replaced it, so it cannot be corrected."
+    return (f"This version was replaced in the meantime by “{current.statement[:80]}”. Your text is kept below: "
+            "saving it now corrects the current version.")
 
 
 @console_view(subject=True)

@@ -9,6 +9,10 @@ worker_class = "gthread"
 threads = int(os.environ.get("GUNICORN_THREADS", "4"))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
 accesslog = None
+# gunicorn's largest request line (its default is 4094): an over-long address, most often a sign-in
+# link pasted together with the text after it, then reaches Django, which answers with a page that
+# says what went wrong instead of gunicorn's bare 414. Longer lines still get the 414 below.
+limit_request_line = 8190
 
 
 def post_worker_init(worker):

@@ -63,6 +63,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "console.caching.ConsoleNoStoreMiddleware",
 ]
 
 ROOT_URLCONF = "memoryapp.urls"
@@ -212,6 +213,8 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = DATA_DIR / "staticfiles"
 WHITENOISE_USE_FINDERS = True
+# Files browsers ask for at the site root (/favicon.ico), served by WhiteNoise like other static files.
+WHITENOISE_ROOT = BASE_DIR / "static" / "root"
 
 # --- API ----------------------------------------------------------------------------------
 REST_FRAMEWORK = {

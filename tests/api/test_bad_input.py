@@ -179,7 +179,7 @@ def gunicorn_server(django_db_setup):
 
 @pytest.mark.slow
 def test_gunicorn_answers_a_uri_over_its_limit_with_a_json_414(gunicorn_server):
-    answer = _raw_request(gunicorn_server, b"GET /api/v1/" + b"a" * 5000 + b" HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    answer = _raw_request(gunicorn_server, b"GET /api/v1/" + b"a" * 9000 + b" HTTP/1.1\r\nHost: localhost\r\n\r\n")
     head, _, body = answer.partition(b"\r\n\r\n")
     lines = head.decode("latin1").split("\r\n")
     assert lines[0].startswith("HTTP/1.1 414 "), lines

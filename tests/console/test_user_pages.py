@@ -149,7 +149,9 @@ def test_correcting_a_superseded_version_is_explained(world):
     client = client_for(world.alice_a)
     client.post(reverse("console:memory_correct", args=[memory.public_id]), {"statement": "Version two."})
     response = client.post(reverse("console:memory_correct", args=[memory.public_id]), {"statement": "Three."})
-    assert response.status_code == 422 and "Only a current memory" in body(response)
+    # It says what replaced it, and keeps the typed text for the current version.
+    assert response.status_code == 422 and "replaced in the meantime" in body(response)
+    assert "Version two." in body(response) and ">Three.</textarea>" in body(response)
 
 
 def test_another_subject_cannot_correct_or_forget(world):

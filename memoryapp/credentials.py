@@ -31,6 +31,10 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from memoryapp.credential_lexicon import (
+    COUNTED_BEFORE, UNITS, ACCESS_PHRASES, credential_word_kind, fold, is_access_word,
+)
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -51,6 +55,11 @@ _LOOKALIKES = str.maketrans({
 })
 
 
+# Four or more single letters or digits with a space, a dot or a hyphen between them: a word or
+# a value spelt out ("p a s s w o r d", "k 9 m 2 p 7", "6 0 4 8") is read as written together.
+_SPACED_OUT = re.compile(r"(?<!\S)[^\W_](?:[ .\-]{1,2}[^\W_]){3,}(?![^\s.,;:!?)\]])")
+
+
 def normalise(text: str) -> tuple[str, list[int]]:
     """`text` as patterns should see it, and for each of its characters the index of the
     original character it came from."""
@@ -62,7 +71,23 @@ def normalise(text: str) -> tuple[str, list[int]]:
         for normal in unicodedata.normalize("NFKC", char).translate(_LOOKALIKES):
             out.append(normal)
             origin.append(index)
-    return "".join(out), origin
+    normal = "".join(out)
+    if not _SPACED_OUT.search(normal):
+        return normal, origin
+    joined: list[str] = []
+    joined_origin: list[int] = []
+    last = 0
+    for match in _SPACED_OUT.finditer(normal):
+        joined.append(normal[last:match.start()])
+        joined_origin += origin[last:match.start()]
+        for i in range(match.start(), match.end()):
+            if normal[i] not in " .-":
+                joined.append(normal[i])
+                joined_origin.append(origin[i])
+        last = match.end()
+    joined.append(normal[last:])
+    joined_origin += origin[last:]
+    return "".join(joined), joined_origin
 
 
 def original_span(origin: list[int], start: int, end: int, length: int) -> tuple[int, int]:
@@ -118,6 +143,27 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         r"(?<!discount )(?<!error )(?<!status )(?<!product )(?<!colour )(?<!color )(?<!qr )(?<!bar )"
         r"(?<!tax )(?<!airport )(?<!language )(?<!morse )(?<!area )\b(?:code|codes|c[oó]digo|codice)\b")),
 ]
+
+
+def credential_words(text: str) -> list[tuple[str, int, int]]:
+    """Every word (or phrase) of `text` that names a credential: (kind, start, end). The phrases
+    of CREDENTIAL_WORDS, and any other word whose stem names one in a common language
+    (credential_lexicon: "Firmenpasswort", "wachtwoord", "hasłem", "Tresorcode", "SIM-PIN")."""
+    found = [(kind, m.start(), m.end()) for kind, pattern in CREDENTIAL_WORDS for m in pattern.finditer(text)]
+    covered = sorted((start, end) for _, start, end in found)
+    for token in _WORD.finditer(text):
+        kind = credential_word_kind(token.group())
+        if kind is None:
+            continue
+        at = bisect.bisect_right(covered, (token.start(), len(text))) - 1
+        if at >= 0 and covered[at][1] > token.start():
+            continue  # a phrase of CREDENTIAL_WORDS already names it
+        found.append((kind, token.start(), token.end()))
+    return found
+
+
+_WORD = re.compile(r"[^\W\d_](?:[\w@$'-]*\w)?")
+
 # Kinds whose value may be plain words after "is" ("my password is correct horse battery staple").
 WORDY_KINDS = frozenset({"password", "recovery_code", "security_answer"})
 # Kinds whose value must be digits.
@@ -130,9 +176,15 @@ _FILLERS = frozenset(
     "actually only really "
     # German, Spanish, French, Portuguese, Italian articles, possessives, copulas and prepositions
     "ist war mein meine meinen für das die der den von zum zur es mi mis de del la el para los las "
-    "est c'est mon ma mes pour le du des é meu minha do da para o è il lo della per".split()
+    "est c'est mon ma mes pour le du des é meu minha do da para o è il lo della per "
+    # Dutch, Polish, Scandinavian, Czech, and more German, French, Spanish, Italian, Portuguese
+    "mijn onze het van voor bij mój moja moje mojego mojej do dla na od jest wynosi mitt min mit er är för "
+    "til till je lautet lauten unser unsere unseres vom beim fürs im am zu sind notre nos au aux à son "
+    "sont nuestro nuestra al su tu mio mia di al sono meus minhas dos das são no na".split()
 )
-_ASSIGNMENT = frozenset({"is", "was", "are", "were", ":", "=", "it's", "to", "ist", "es", "est", "c'est", "é", "è"})
+_ASSIGNMENT = frozenset({"is", "was", "are", "were", ":", "=", "it's", "to", "ist", "es", "est", "c'est", "é", "è",
+                         "lautet", "lauten", "sind", "jest", "wynosi", "er", "är", "je", "son", "sono", "são",
+                         "zijn", "equals", "reads"})
 # After "is": a place or a negation, not the value ("my password is in the drawer").
 _STOP = frozenset("in on at under behind inside written printed stored saved kept the a an not never somewhere "
                   "with safe".split())
@@ -164,6 +216,8 @@ _TIME = re.compile(r"(?i)^\d{1,2}[:.]\d{2}(?:am|pm)?$|^\d{1,2}(?:am|pm)$|^\d+(?:
 _DATE_PARTS = re.compile(r"^(\d{1,4})[-/.](\d{1,2})[-/.](\d{1,4})$")
 _YEAR = re.compile(r"^(?:19|20)\d{2}$")
 _DIGITS = re.compile(r"^\d+$")
+# "a 4-digit code", "a 12-character password", "24-hour": a number describing a word.
+_DESCRIPTOR = re.compile(r"^\d+-[a-z]{3,}$")
 # "50k" is a salary, "48392017K" is not: only a short number takes the k.
 _MONEY = re.compile(r"^[$€£¥]|(?:[$€£¥]|eur|usd|gbp)$|^\d{1,3}(?:[.,]\d+)?k$", re.I)
 
@@ -183,7 +237,7 @@ def credential_shaped(token: str, *, previous: str = "") -> bool:
     """A value that looks like a credential rather than a word of the sentence: enough digits,
     letters mixed with digits, or symbols mixed in. Times, dates and amounts are words of the
     sentence, and so are a year or a date unless the sentence assigns it ("my PIN is 1987")."""
-    if len(token) < 4 or _TIME.match(token) or _MONEY.search(token):
+    if len(token) < 4 or _TIME.match(token) or _MONEY.search(token) or _DESCRIPTOR.match(token):
         return False
     if _is_date(token) and previous not in _ASSIGNMENT:
         return False  # "changed on 2024-03-01"; but a lock's combination is "5-22-41"
@@ -309,19 +363,18 @@ def _clause_end(words: list, count: int, limit: int) -> int:
     return end
 
 
-def _worded(text: str) -> list[Finding]:
+def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
     findings = []
-    for kind, word in CREDENTIAL_WORDS:
-        for match in word.finditer(text):
-            end = value_end(text, match.end(), wordy=kind in WORDY_KINDS, digits_only=kind in DIGIT_KINDS,
-                            phrase_words=_MAX_RECOVERY_WORDS if kind == "recovery_code" else _MAX_PASSPHRASE_WORDS,
-                            # A pet's or a teacher's name answers a security question: "Rex".
-                            min_word=3 if kind == "security_answer" else 4)
-            if end is None:
-                continue
-            if kind == "card_number" and sum(c.isdigit() for c in text[match.end():end]) < CARD_DIGITS:
-                continue
-            findings.append(Finding("access_code" if kind == "code" else kind, match.start(), end))
+    for kind, start, name_end in names:
+        end = value_end(text, name_end, wordy=kind in WORDY_KINDS, digits_only=kind in DIGIT_KINDS,
+                        phrase_words=_MAX_RECOVERY_WORDS if kind == "recovery_code" else _MAX_PASSPHRASE_WORDS,
+                        # A pet's or a teacher's name answers a security question: "Rex".
+                        min_word=3 if kind == "security_answer" else 4)
+        if end is None:
+            continue
+        if kind == "card_number" and sum(c.isdigit() for c in text[name_end:end]) < CARD_DIGITS:
+            continue
+        findings.append(Finding("access_code" if kind == "code" else kind, start, end))
     return findings
 
 
@@ -355,24 +408,23 @@ def _value_before(words: list, index: int, kind: str) -> Finding | None:
     return Finding(kind, at, at + len(word)) if shaped or plain else None
 
 
-def _value_first(text: str) -> list[Finding]:
-    names = [(kind, match) for kind, pattern in CREDENTIAL_WORDS if kind in _VALUE_FIRST_KINDS
-             for match in pattern.finditer(text)]
-    names += [("security_answer", match) for match in _SECURITY_QUESTIONS.finditer(text)]
+def _value_first(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
+    names = [(kind, start, end) for kind, start, end in names if kind in _VALUE_FIRST_KINDS]
+    names += [("security_answer", m.start(), m.end()) for m in _SECURITY_QUESTIONS.finditer(text)]
     if not names:
         return []
     words = list(_words(text, 0))
     starts = [at for _, _, at in words]
     findings = []
-    for kind, match in names:
+    for kind, name_start, name_end in names:
         # The name ends its clause ("hunter2 is my password.", "... is my PIN for the bank"):
         # "Keeper is my password manager" and "Monday was the password reset day" name other things.
-        rest = text[match.end():match.end() + 20].lstrip()
+        rest = text[name_end:name_end + 20].lstrip()
         following = rest.split()[0].lower() if rest else ""
         if rest and rest[0] not in _EDGE_PUNCTUATION and following not in _NAME_ENDS:
             continue
         # The words before the credential's name, back to a copula, within the same sentence.
-        first_after = bisect.bisect_left(starts, match.start())
+        first_after = bisect.bisect_left(starts, name_start)
         before = list(range(max(0, first_after - _VALUE_FIRST_REACH), first_after))
         for position, i in enumerate(reversed(before)):
             raw, word, _ = words[i]
@@ -390,31 +442,157 @@ def _value_first(text: str) -> list[Finding]:
     return findings
 
 
-# --- a value next to a word of access -----------------------------------------------------------
+# --- any value, scored: its shape, and the words around it --------------------------------------
 
-# "use 8841 to unlock the tablet", "731604 is the code from the SMS", "the garage keypad opens
-# with 8026": the value comes first, or the credential word is a verb of access.
-_ACCESS_WORDS = frozenset(
-    "unlock unlocks unlocked unlocking disarm disarms keypad keycode passcode pin otp sms password punch "
-    "dni ssn nie".split()
-)
-_ACCESS_REACH = 6
+# Presidio's recognisers give a pattern match a base score and raise it when context words stand
+# near it; detect-secrets flags a string by its entropy and by a keyword next to it. Here every
+# value-shaped token (or digit run: "22 14 36", "two eight eight one") gets the score of its
+# shape, plus what surrounds it in its sentence, and is a credential at THRESHOLD or above:
+# a PIN-shaped number needs a credential word or an access cue ("use 8841 to unlock the
+# tablet", "4821 gets me into the bank app", "the keypad takes 2291"); a random-looking string
+# of letters in both cases and digits is one on its own ("keep this: q8ZtW2mR7xKp4LvN9sYb").
+# The described forms above (a credential word, "is", then its value) stay as they are: they
+# read plain-word passphrases and spelt values this score cannot judge.
+SHAPE_SCORE = {
+    "digits": 0.4,          # 4821, 0-4-9-1, 22 14 36
+    "mixed": 0.5,           # Harbor7, 4B719, Gr8Sc0tt
+    "strong": 0.7,          # both cases, a digit and a symbol, 8+ long: Tr0mbone!Sunset42
+    "random": 0.7,          # 16+ long, letters and digits, entropy of 3 bits or more (a hex token)
+    "random_mixed": 0.9,    # 20+ long, both cases and digits, entropy of 4 bits or more
+}
+CONTEXT_SCORE = {
+    "credential_word": 0.5,  # a word naming a credential in the same sentence, near the value
+    "access": 0.5,           # "unlocks", "to log in", "gets me into", "keypad", "entsperrt"
+    "carried": 0.5,          # the sender's previous message named a credential (the value opens this one)
+    "keep": 0.2,             # "keep this", "hold onto", "stash", "remember": asked to be kept
+    "counted": -0.6,         # "after 1000 requests", "room 4417", "2500 steps": a number of the sentence
+}
+THRESHOLD = 0.9
+_CONTEXT_REACH = 6
+_KEEP = re.compile(r"(?i)\b(?:keep|kept|hold\s+onto|hang\s+on\s+to|stash|safekeeping|remember|memori[sz]e|"
+                   r"save|store|write\s+(?:it|this|that)?\s*down|note\s+(?:it|this|that)?\s*down|jot)\b")
+_VERSION = re.compile(r"^v?\d+(?:\.\d+){1,3}[a-z]?$", re.I)
+_DECIMAL = re.compile(r"^[-+]?\d*[.,]\d+$")
+_TIME_RANGE = re.compile(r"^(\d{1,2}):?(\d{2})-(\d{1,2}):?(\d{2})$")
+_PHONE = re.compile(r"^\+?\(?\d{1,4}\)?(?:[-. ]\d{2,4}){2,4}$")
 
 
-def _access(text: str) -> list[Finding]:
-    words = list(_words(text, 0))
-    findings = []
-    for count, (raw, word, at) in enumerate(words):
+def _is_phone(value: str) -> bool:
+    return bool(_PHONE.match(value)) and sum(c.isdigit() for c in value) >= 9
+
+
+_ADDRESS = re.compile(r"@[\w-]+\.|://|^www\.", re.I)
+_SENTENCE_END = (".", "!", "?", ";")
+
+
+def _shape(value: str, previous: str) -> str | None:
+    if not credential_shaped(value, previous=previous) or _VERSION.match(value) or _DECIMAL.match(value):
+        return None
+    if _ADDRESS.search(value):
+        return None  # an e-mail address or a link is a way to reach someone, not a secret
+    if _is_phone(value):
+        return None  # "1-800-555-0199": a number to call
+    times = _TIME_RANGE.match(value)
+    if times and all(int(h) < 24 and int(m) < 60 for h, m in (times.groups()[:2], times.groups()[2:])):
+        return None  # opening hours, "0930-1730"
+    letters = sum(c.isalpha() for c in value)
+    digits = sum(c.isdigit() for c in value)
+    if len(value) >= 16 and _decoded(value) is not None:
+        return None  # base64 of readable text: _hidden reads what it says
+    upper, lower = any(c.isupper() for c in value), any(c.islower() for c in value)
+    symbol = any(not c.isalnum() for c in value)
+    if len(value) >= 20 and upper and lower and digits and _entropy(value) >= 4.0:
+        return "random_mixed"
+    if len(value) >= 16 and letters and digits and _entropy(value) >= 3.0:
+        return "random"
+    if len(value) >= 8 and upper and lower and digits and symbol:
+        return "strong"
+    return "mixed" if letters else "digits"
+
+
+def _counted(words: list, count: int, end_count: int, named_just_before: bool) -> bool:
+    """Whether the value of words[count:end_count] counts, orders or locates something."""
+    before = words[count - 1][1].lower() if count else ""
+    after = words[end_count][1].lower() if end_count < len(words) else ""
+    if before in COUNTED_BEFORE and not (named_just_before and before in ("number", "no", "nr", "#")):
+        return True  # "PIN number 4821" is named; "order number 4821" counts
+    return after in UNITS or (after == "%")
+
+
+# A rule or an example, not the value: "a PIN should never be 1234", "a code like 0000".
+_HYPOTHETICAL = frozenset("should shouldn't must mustn't never if unless than like such example e.g.".split())
+
+
+def _sentences(words: list) -> list[int]:
+    """The sentence (or the clause, after a word of rule or example) each word belongs to."""
+    ids, current = [], 0
+    for raw, word, _ in words:
+        if word.lower() in _HYPOTHETICAL:
+            current += 1
+        ids.append(current)
+        if raw.endswith(_SENTENCE_END) and not word[-1:].isdigit():
+            current += 1
+    return ids
+
+
+def _candidates(words: list, text: str) -> list[tuple[int, int, int, int, str]]:
+    """Every value-shaped token or digit run: (first word, word after it, start, end, shape)."""
+    found = []
+    count = 0
+    while count < len(words):
+        raw, word, at = words[count]
         value = word.strip("*#")
-        if not value or len(value) < 4 or not (_DIGITS.match(value) or (value[:-1].isdigit() and value[-1].isalpha())):
-            continue
-        previous = words[count - 1][1].lower() if count else ""
-        if not credential_shaped(value, previous=previous) or previous in ("no", "number", "#", "order", "room",
-                                                                            "flight", "bus", "at", "by", "from"):
-            continue
-        near = [w.lower() for _, w, _ in words[max(0, count - _ACCESS_REACH):count + _ACCESS_REACH + 1]]
-        if _ACCESS_WORDS.intersection(near):
-            findings.append(Finding("access_code", at, at + len(word)))
+        end_count, end = count + 1, at + len(word)
+        shape = None
+        if len(value) >= 4 and any(not c.isalpha() for c in value) or len(value) >= 8:
+            shape = _shape(value, words[count - 1][1].lower() if count else "")
+        if shape is None and (word[:1].isdigit() or word.lower() in _NUMBER_WORDS):
+            run = _digit_run(words, count)  # "22 14 36", "two eight eight one"
+            if run is not None and run[1] >= 4 and run[2] > 1 and not _is_phone(text[at:run[0]]):
+                shape, end = "digits", run[0]
+                end_count = count + run[2]
+        if shape is not None:
+            found.append((count, end_count, at + (word.find(value) if value else 0), end, shape))
+        count = end_count
+    return found
+
+
+def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = False) -> list[Finding]:
+    words = list(_words(text, 0))
+    candidates = _candidates(words, text)
+    if not candidates:
+        return []  # most messages hold no value at all: no context to read
+    starts = [at for _, _, at in words]
+    sentence = _sentences(words)
+    # Which words are credential words (by kind), access cues, or asks to keep something.
+    named: dict[int, str] = {}
+    for kind, start, _ in names:
+        if kind != "card_number":  # "the card ending in 4242" names a card, not a secret
+            named[max(0, bisect.bisect_right(starts, start) - 1)] = kind
+    access = {i for i, (_, word, _) in enumerate(words) if is_access_word(word)}
+    for match in ACCESS_PHRASES.finditer(text):
+        first = max(0, bisect.bisect_right(starts, match.start()) - 1)
+        access.update(range(first, bisect.bisect_left(starts, match.end())))
+    keep = {max(0, bisect.bisect_right(starts, m.start()) - 1) for m in _KEEP.finditer(text)}
+    findings = []
+    for count, end_count, start, end, shape in candidates:
+        near = [i for i in range(max(0, count - _CONTEXT_REACH), min(len(words), end_count + _CONTEXT_REACH))
+                if sentence[i] == sentence[count] and not count <= i < end_count]
+        kinds = {named[i] for i in near if i in named}
+        if shape != "digits":
+            kinds -= {"code"}  # a bare "code" takes digits: "the discount code SUMMER20"
+        score = SHAPE_SCORE[shape]
+        score += CONTEXT_SCORE["credential_word"] if kinds else 0
+        score += CONTEXT_SCORE["access"] if access.intersection(near) else 0
+        score += CONTEXT_SCORE["keep"] if shape in ("random", "strong") and keep.intersection(near) else 0
+        leading = all(w.lower() in _FILLERS for _, w, _ in words[:count])
+        score += CONTEXT_SCORE["carried"] if carried and count <= 1 and leading else 0
+        named_before = any(i in named for i in range(max(0, count - 2), count))
+        if count - 1 not in access and _counted(words, count, end_count, named_before):
+            score += CONTEXT_SCORE["counted"]
+        if score >= THRESHOLD - 1e-9:
+            kind = sorted(kinds)[0] if kinds else "access_code" if shape == "digits" else "token"
+            findings.append(Finding(kind, start, end))
     return findings
 
 
@@ -441,7 +619,20 @@ def _decoded(run: str) -> str | None:
     return text if text and sum(c.isprintable() or c.isspace() for c in text) / len(text) > 0.95 else None
 
 
+# Lines of nothing but base64: a key's body is one block of them, its last line often short.
+_BASE64_BLOCK = re.compile(r"(?m)^[ \t]*[A-Za-z0-9+/]{8,}={0,2}[ \t]*(?:\n[ \t]*[A-Za-z0-9+/]{8,}={0,2}[ \t]*)*$")
+
+
 def _hidden(text: str, inner) -> list[Finding]:
+    findings = _bare_key_material(text, inner)
+    for block in _BASE64_BLOCK.finditer(text):
+        # A block of base64 lines with key material in it is key material through its last line.
+        if "\n" in block.group().strip() and any(block.start() <= f.start < block.end() for f in findings):
+            findings.append(Finding("key_material", block.start(), block.end()))
+    return findings
+
+
+def _bare_key_material(text: str, inner) -> list[Finding]:
     findings = []
     for match in _BASE64_RUN.finditer(text):
         run = match.group().rstrip("=")
@@ -455,10 +646,14 @@ def _hidden(text: str, inner) -> list[Finding]:
     return findings
 
 
-def described_credentials(text: str, inner) -> list[Finding]:
+def described_credentials(text: str, inner, *, carried: bool = False) -> list[Finding]:
     """Credentials described in words, or hidden or bare, in `text` (normalised by the caller).
-    `inner(text)` says whether a decoded base64 string holds a secret (safety.find_secrets)."""
-    return [*_worded(text), *_value_first(text), *_access(text), *_hidden(text, inner)]
+    `inner(text)` says whether a decoded base64 string holds a secret (safety.find_secrets).
+    `carried`: the sender's previous message named a credential, so a value opening this one
+    is likely its value."""
+    names = credential_words(text)
+    return [*_worded(text, names), *_value_first(text, names), *_scored(text, names, carried=carried),
+            *_hidden(text, inner)]
 
 
 def continued_credential(text: str) -> Finding | None:

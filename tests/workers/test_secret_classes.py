@@ -1,0 +1,206 @@
+"""The secret detector judged as a class, on sentences written for this file alone (none is a
+benchmark phrasing, and none was used to shape the word lists): credentials a person might
+mention in passing must be caught, ordinary sentences full of numbers must come through as
+they are. The two lists measure the two ways the detector can fail, so both are long."""
+import base64
+
+import pytest
+
+from memoryapp.credentials import normalise
+from memoryapp.models import Event, Memory
+from memoryapp.safety import find_secrets, redact_secrets
+from tests.conftest import as_tenant
+from tests.workers.helpers import at, ingest
+
+
+def _hides(text: str, secret: str) -> bool:
+    redacted = normalise(redact_secrets(text)[0])[0].replace(" ", "").lower()
+    return normalise(secret)[0].replace(" ", "").lower() not in redacted
+
+
+_KEY_BODY = base64.b64encode(bytes(range(7, 250, 3)) * 2).decode()
+
+# (sentence, the secret in it)
+CREDENTIALS = [
+    # credential words in other languages, inflected or compounded
+    ("das WLAN-Passwort im Ferienhaus lautet Strandkorb#2211", "Strandkorb#2211"),
+    ("mein Bankkennwort ist Zugspitze88!", "Zugspitze88!"),
+    ("der Tresorcode im Büro ist 91827", "91827"),
+    ("die Handy-PIN von Oma ist 3904", "3904"),
+    ("unser Garagentorcode: 7713", "7713"),
+    ("het wachtwoord van de NAS is Tulpenveld_42", "Tulpenveld_42"),
+    ("mijn pincode is 6082, vergeet het niet", "6082"),
+    ("moje hasło do poczty to Kasztan!2019", "Kasztan!2019"),
+    ("kod do furtki to 5531", "5531"),
+    ("le code de la porte d'entrée est 8C214", "8C214"),
+    ("mon code PIN de carte bleue est 7420", "7420"),
+    ("la clave del router es Naranja_Azul9", "Naranja_Azul9"),
+    ("el código de la alarma es 4467", "4467"),
+    ("il PIN del bancomat è 2586", "2586"),
+    ("a senha do wifi da casa é Jabuticaba#77", "Jabuticaba#77"),
+    ("min kode til cyklen er 4418", "4418"),
+    ("Passwörter für das Intranet: Rheinwiese_73", "Rheinwiese_73"),
+    # a value with an access verb, no credential word at all
+    ("2718 gets me into the bike shed", "2718"),
+    ("I use Falcon_Ridge9 to log into the school portal", "Falcon_Ridge9"),
+    ("punch in 6140 on the side entrance and it clicks open", "6140"),
+    ("the storage unit keypad takes 339812", "339812"),
+    ("to sign in at the library type Wm8Lq2Zp", "Wm8Lq2Zp"),
+    ("Harbourview77! lets me into the router settings", "Harbourview77!"),
+    ("9055 disarms the studio alarm", "9055"),
+    ("the padlock on the shed opens with 0-7-3-5", "0-7-3-5"),
+    ("das Tablet entsperrt man mit 1379", "1379"),
+    # the value first, then what it is, without "is"
+    ("Otter!Basket31, that's the login for the pension site", "Otter!Basket31"),
+    ("5512 — the PIN for the work phone", "5512"),
+    # normalised first: spaced letters, look-alike letters, zero-width, full-width, leetspeak
+    ("p a s s w o r d for the NAS: Quill7Gravy", "Quill7Gravy"),
+    ("my p@ssw0rd for the forum is Bramble22", "Bramble22"),
+    ("the раsscode for the kiosk is 4401", "4401"),                          # Cyrillic р and а
+    ("alarm c\u200bode: 8\u200b8\u200b0\u200b2", "8\u200b8\u200b0\u200b2"),
+    ("ＰＩＮ ｆｏｒ ｔｈｅ ｓａｆｅ ３３７１", "３３７１"),
+    ("bike lock combination 3 9 1 4 5", "3 9 1 4 5"),
+    # keys and tokens by their look: entropy without a keyword
+    ("hold onto this for me: q8ZtW2mR7xKp4LvN9sYbE3", "q8ZtW2mR7xKp4LvN9sYbE3"),
+    ("the webhook secret is 3f9c0a7b21d84e6f9a0c5b7d2e1f4a6c", "3f9c0a7b21d84e6f9a0c5b7d2e1f4a6c"),
+    (f"old laptop key, no header:\n{_KEY_BODY[:64]}\n{_KEY_BODY[64:128]}\n{_KEY_BODY[128:150]}",
+     _KEY_BODY[128:150]),
+    # base64-wrapped
+    ("in base64 so it isn't readable: " + base64.b64encode(b"pin 7781 for the garage").decode(),
+     base64.b64encode(b"pin 7781 for the garage").decode()),
+    ("saved it encoded: " + base64.b64encode(b"Lavender!Moon42").decode(),
+     base64.b64encode(b"Lavender!Moon42").decode()),
+    # described in words
+    ("the answer to my security question about my first car is Corolla", "Corolla"),
+    ("the one-time passcode from the bank is 918273", "918273"),
+    ("backup codes for my email: 8812-4471, 9930-1125", "8812-4471"),
+    ("Sicherheitsfrage Lieblingslehrer: Brennecke", "Brennecke"),
+]
+
+ORDINARY = [
+    # dates and years
+    "we moved house on 3 March 2021",
+    "the conference runs from 12 to 14 October",
+    "my daughter was born in 2016, same year as the olympics in Rio",
+    "the castle dates from 1350 but the roof is from 1890",
+    "deadline for the grant is 2025-11-30",
+    "the lease ends 31/08/2026 and we have to give notice by june",
+    "Der Termin ist am 14.05.2025 um 10 Uhr",
+    "la reunión es el 7 de mayo a las 18:00",
+    # prices
+    "the new phone costs 1299 euros which is ridiculous",
+    "rent went up to £1450 a month",
+    "I paid $18.50 for two coffees at the airport",
+    "the quote for the roof was 7800 plus VAT",
+    "das Ticket kostet 49 Euro im Monat",
+    "the car is on sale for 12995 at the dealer",
+    "groceries came to 86.40 this week",
+    # quantities and measures
+    "we walked 14000 steps around the old town",
+    "the tank holds 5000 litres of rainwater",
+    "I ran 10 km in 52 minutes this morning",
+    "the recipe wants 400 grams of flour and 2 teaspoons of salt",
+    "the garden is 120 square metres",
+    "my laptop has 16 GB of RAM and a 512 GB disk",
+    "the village has about 2300 inhabitants",
+    "there were 3500 people at the concert",
+    "the server handled 12000 requests per second in the test",
+    # times
+    "the train leaves at 06:47 from platform 3",
+    "the shop opens at 0800 and closes at 1800",
+    "office hours are 0930-1730 on weekdays",
+    "my shift starts at 7pm and ends at 3am",
+    # phone numbers of businesses
+    "the dentist's number is 0161 496 0732",
+    "call the garage on 01632 960555 to book the MOT",
+    "the hotel reception is +44 20 7946 0958",
+    "the pharmacy can be reached at 555-0186 until 6",
+    # order numbers, references, tracking
+    "my order number is 402-7719381-5520134",
+    "booking reference 7XK2QP for the ferry",
+    "the ticket number for my IT request is INC0045821",
+    "the parcel's tracking code is JD014600003828472615",
+    "invoice 2024-1187 was paid on friday",
+    "my membership number at the climbing gym is 558102",
+    "case number 24-CV-0917 was adjourned",
+    # versions and models
+    "upgraded to Python 3.12.4 and everything broke",
+    "the firmware is version 2.8.11 now",
+    "I'm running Ubuntu 24.04 on the old thinkpad",
+    "the camera is a Sony A7 IV with the 24-70 lens",
+    "we bought a Miele G7310 dishwasher",
+    "she drives a 2019 Golf GTI",
+    # scores, ages, rooms, addresses, transport
+    "Arsenal won 3-1 and the second goal was offside",
+    "I got 1480 on the SAT practice exam",
+    "my grandmother turned 101 last week",
+    "we're in room 1207 on the twelfth floor",
+    "the office is at 221 Baker Street, second floor",
+    "take bus 1451 to the airport, it runs every 20 minutes",
+    "flight KL1043 is delayed by 40 minutes",
+    "the new postcode is 75011 Paris",
+    # sentences that name a credential or a lock without a value, or a number near one
+    "I changed my password after the breach in 2023",
+    "the door code is written on a note in the kitchen drawer",
+    "my PIN expired after 90 days so I had to pick a new one",
+    "the bank says a PIN should never be 1234 or your birth year",  # a warning, with a textbook example
+    "the alarm went off at 0300 for no reason",
+    "the gate opens at 0700 every morning",
+    "a 6-digit code arrives by text when you log in",
+    "the keypad has 12 buttons and one is broken",
+    "I forgot the Passwort again and had to reset it twice",
+    "the password rules want 12 characters and 2 symbols",
+    "the lock on the shed rusted after 15 winters",
+    "the tokenizer splits the text into 512 pieces",
+    "my student ID card expires in 2027",
+    "mein Passwort habe ich seit 2019 nicht geändert",
+    "la contraseña tiene que tener 8 caracteres",
+    "email me at jane.doe42@example.org about the rota",
+    "the wiki page is at https://example.com/docs/Setup2024",
+    "the gift card has 25 pounds left on it",
+    "our flat number is 14B and the buzzer is broken",
+]
+
+
+@pytest.mark.parametrize("text,secret", CREDENTIALS)
+def test_a_credential_in_a_new_phrasing_is_redacted(text, secret):
+    assert find_secrets(text), text
+    assert _hides(text, secret), redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_an_ordinary_sentence_with_numbers_is_kept_as_it_is(text):
+    assert redact_secrets(text) == (text, []), redact_secrets(text)[0]
+
+
+def test_the_sets_are_large_enough_to_measure_with():
+    assert len(CREDENTIALS) >= 40 and len(ORDINARY) >= 60
+
+
+@pytest.mark.django_db
+def test_a_value_sent_right_after_a_message_naming_the_credential_is_redacted(tenant_a, actor):
+    """The first message names the credential without a value ("I'll send it separately"), the
+    next opens with the value: caught with what came before, not on its own."""
+    ingest(tenant_a, "alice", actor,
+           ("m1", "user", "the router admin password, sending it in the next message", None, at(0)),
+           ("m2", "user", "Gannet7Spruce!", None, at(1)),
+           ("m3", "user", "I should change my password soon", None, at(2)),
+           ("m4", "user", "4400 people signed the petition though", None, at(3)))
+    with as_tenant(tenant_a):
+        contents = dict(Event.objects.filter(tenant=tenant_a).values_list("event_id", "content"))
+        statements = " ".join(Memory.objects.filter(tenant=tenant_a).values_list("statement", flat=True))
+    assert "Gannet7Spruce!" not in contents["m2"] and "Gannet7Spruce!" not in statements
+    assert contents["m4"] == "4400 people signed the petition though"
+
+
+@pytest.mark.django_db
+def test_a_key_body_split_over_two_messages_is_redacted_in_both(tenant_a, actor):
+    first, second = _KEY_BODY[:128], _KEY_BODY[128:]
+    ingest(tenant_a, "bob", actor,
+           ("k1", "user", f"{first[:64]}\n{first[64:]}", None, at(0)),
+           ("k2", "user", f"{second[:64]}\n{second[64:]}", None, at(1)))
+    with as_tenant(tenant_a):
+        stored = " ".join([*Event.objects.filter(tenant=tenant_a).values_list("content", flat=True),
+                           *Memory.objects.filter(tenant=tenant_a).values_list("statement", flat=True)])
+    for line in (first[:64], first[64:], second[:64], second[64:]):
+        assert line not in stored

@@ -34,13 +34,13 @@ def main() -> None:
         redact_secrets(text)  # compile and warm the caches once
     best = float("inf")
     for _ in range(ROUNDS):
-        started = time.perf_counter()
+        started = time.process_time()
         for text in texts:
             redact_secrets(text)
-        best = min(best, time.perf_counter() - started)
+        best = min(best, time.process_time() - started)
     chars = sum(len(t) for t in texts) / len(texts)
     print(f"{TURNS} turns (mean {chars:.0f} characters): {best * 1000:.1f} ms, "
-          f"{best * 1000 / TURNS:.3f} ms per turn (best of {ROUNDS})")
+          f"{best * 1000 / TURNS:.3f} ms per turn (best of {ROUNDS}, CPU time)")
 
 
 if __name__ == "__main__":

@@ -51,12 +51,16 @@ LONG_STEMS = {
     # keys (as in "the key of my account", "Schlüssel", "llave", "klucz")
     "schlussel": "api_key", "sleutel": "api_key", "klucz": "api_key", "chiave": "api_key", "llave": "api_key",
     "nyckel": "api_key", "nogle": "api_key", "clave": "password",
-    "credential": "password", "zugangskennung": "password",
+    "credential": "password", "zugangskennung": "password", "digicode": "access_code",
 }
 # Short stems: a whole word, a part of a hyphenated compound, or an inflection listed here.
 SHORT_STEMS = {
-    "pin": "pin", "pins": "pin", "pwd": "password", "pw": "password", "mdp": "password", "otp": "one_time_code",
-    "chave": "api_key", "cle": "api_key", "token": "api_key", "tokens": "api_key",
+    "pin": "pin", "pins": "pin", "nip": "pin", "pwd": "password", "pw": "password", "mdp": "password", "otp": "one_time_code",
+    "chave": "api_key", "cle": "api_key", "token": "api_key", "tokens": "api_key", "2fa": "one_time_code",
+    "mfa": "one_time_code", "totp": "one_time_code",
+    # "pass" is a password only before a value that is no plain number ("pass Sunrise#91"; a
+    # "bus pass 4471" is a ticket): credentials.py reads the kind that way.
+    "pass": "pass",
     # "code", "codes", "código" and "codice" as whole words are credentials.CREDENTIAL_WORDS' own
     # (which knows "zip code" and "dress code" are none).
     "codigos": "code", "codici": "code", "kod": "code", "kodu": "code", "kodem": "code", "kode": "code", "koden": "code", "koodi": "code",
@@ -88,7 +92,8 @@ ACCESS_STEMS = (
 # Doors and lids a code opens, as whole words (a stem would find "tur" in "nature").
 ACCESS_WORDS = frozenset(
     "door doors porte portail puerta porta portao portone cancello tur ture haustur deur drzwi furtka "
-    "padlocks lock locks safe tresor cadenas candado lucchetto".split()
+    "padlocks lock locks safe tresor cadenas candado lucchetto locker lockers casier taquilla armadietto "
+    "kluis sejf coffre spind".split()
 )
 # Cues of more than one word, or a word that is a cue only as a verb of access.
 ACCESS_PHRASES = re.compile(
@@ -131,6 +136,11 @@ def fold(word: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
+def _possessive(folded: str) -> str:
+    """"door's" -> "door", "passcode's" -> "passcode"."""
+    return folded[:-2] if folded.endswith(("'s", "’s")) else folded
+
+
 def _tail_kind(part: str) -> str | None:
     for tail, kind in COMPOUND_TAILS.items():
         if kind and part.endswith(tail) and len(part) - len(tail) >= 3 and part not in NOT_CREDENTIALS:
@@ -142,8 +152,8 @@ def _tail_kind(part: str) -> str | None:
 @functools.lru_cache(maxsize=65536)
 def credential_word_kind(word: str) -> str | None:
     """The kind of credential `word` names (one token, punctuation stripped), or None."""
-    folded = fold(word)
-    if not folded or len(folded) > 40:
+    folded = _possessive(fold(word))
+    if not folded or len(folded) > 40 or not any(c.isalpha() for c in folded):
         return None
     if word[-3:] == "TAN":  # a bank's transaction number ("TAN", "mTAN", "pushTAN"), not the colour
         return "one_time_code"
@@ -164,5 +174,5 @@ def credential_word_kind(word: str) -> str | None:
 
 @functools.lru_cache(maxsize=65536)
 def is_access_word(word: str) -> bool:
-    folded = fold(word)
+    folded = _possessive(fold(word))
     return folded in ACCESS_WORDS or any(stem in folded for stem in ACCESS_STEMS)

@@ -63,6 +63,8 @@ _SPACED_OUT = re.compile(r"(?<!\S)[^\W_](?:[ .\-]{1,2}[^\W_]){3,}(?![^\s.,;:!?)\
 def normalise(text: str) -> tuple[str, list[int]]:
     """`text` as patterns should see it, and for each of its characters the index of the
     original character it came from."""
+    if text.isascii():  # most messages: nothing to fold, no format characters, no look-alikes
+        return _joined_spaced_out(text, list(range(len(text))))
     out: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):
@@ -71,7 +73,10 @@ def normalise(text: str) -> tuple[str, list[int]]:
         for normal in unicodedata.normalize("NFKC", char).translate(_LOOKALIKES):
             out.append(normal)
             origin.append(index)
-    normal = "".join(out)
+    return _joined_spaced_out("".join(out), origin)
+
+
+def _joined_spaced_out(normal: str, origin: list[int]) -> tuple[str, list[int]]:
     if not _SPACED_OUT.search(normal):
         return normal, origin
     joined: list[str] = []
@@ -119,7 +124,7 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         r"codice\s+pin)\b")),
     ("password", re.compile(
         r"(?i)\b(?:pass(?:word|wd|phrase|code)s?|pwd|pw|passwort|kennwort|contrase[ñn]a|clave|"
-        r"mot\s+de\s+passe|mdp|senha|parola\s+d'ordine|chiave\s+di\s+accesso|"
+        r"mot\s+de\s+passe|mdp|senha|pass(?=\s*[:=])|parola\s+d'ordine|chiave\s+di\s+accesso|"
         r"wi-?fi(?:\s+(?:key|password|code))?)\b")),
     # The answer to a security question, not the question ("the security question was 'first pet'").
     ("security_answer", re.compile(
@@ -162,7 +167,7 @@ def credential_words(text: str) -> list[tuple[str, int, int]]:
     return found
 
 
-_WORD = re.compile(r"[^\W\d_](?:[\w@$'-]*\w)?")
+_WORD = re.compile(r"[\w@$](?:[\w@$'’-]*\w)?")
 
 # Kinds whose value may be plain words after "is" ("my password is correct horse battery staple").
 WORDY_KINDS = frozenset({"password", "recovery_code", "security_answer"})
@@ -195,7 +200,10 @@ _BREAK = frozenset("and or but because so which while when if than must should h
 # "door code keypad" name things, not a credential.
 _DESCRIBED = frozenset("manager managers hint hints policy policies field prompt requirement requirements rule rules "
                        "strength protected keypad pad panel reader app vault generator length expiry reminder "
-                       "sharing".split())
+                       "sharing "
+                       # what a code is when it is no credential, said after the word ("kod pocztowy")
+                       "postal postale pocztowy pocztowego kreskowy rabatowy promocyjny promocional promozionale "
+                       "postais network networks ssid signal speed connection".split())
 # "the password is the word purple then the number forty two": a value described piece by piece
 # runs to the end of its clause.
 _SPELLING = frozenset("word words letter letters number numbers digit digits character characters symbol "
@@ -374,6 +382,10 @@ def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
             continue
         if kind == "card_number" and sum(c.isdigit() for c in text[name_end:end]) < CARD_DIGITS:
             continue
+        if kind == "pass":
+            if text[name_end:end].strip(" :=").replace(" ", "").isdigit():
+                continue  # "bus pass 4471" is a ticket
+            kind = "password"
         findings.append(Finding("access_code" if kind == "code" else kind, start, end))
     return findings
 
@@ -456,7 +468,7 @@ def _value_first(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
 SHAPE_SCORE = {
     "digits": 0.4,          # 4821, 0-4-9-1, 22 14 36
     "mixed": 0.5,           # Harbor7, 4B719, Gr8Sc0tt
-    "strong": 0.7,          # both cases, a digit and a symbol, 8+ long: Tr0mbone!Sunset42
+    "strong": 0.7,          # 8+ long, both cases and a digit: Tr0mbone!Sunset42, Wolke7Blau
     "random": 0.7,          # 16+ long, letters and digits, entropy of 3 bits or more (a hex token)
     "random_mixed": 0.9,    # 20+ long, both cases and digits, entropy of 4 bits or more
 }
@@ -468,7 +480,10 @@ CONTEXT_SCORE = {
     "counted": -0.6,         # "after 1000 requests", "room 4417", "2500 steps": a number of the sentence
 }
 THRESHOLD = 0.9
-_CONTEXT_REACH = 6
+# Presidio's context window is five words; a value shaped like a password is judged by its
+# whole sentence ("das Kennwort ... steht nicht mehr auf dem Zettel, es ist jetzt Wolke7Blau").
+_CONTEXT_REACH = 5
+_SENTENCE_REACH = 25
 _KEEP = re.compile(r"(?i)\b(?:keep|kept|hold\s+onto|hang\s+on\s+to|stash|safekeeping|remember|memori[sz]e|"
                    r"save|store|write\s+(?:it|this|that)?\s*down|note\s+(?:it|this|that)?\s*down|jot)\b")
 _VERSION = re.compile(r"^v?\d+(?:\.\d+){1,3}[a-z]?$", re.I)
@@ -499,20 +514,27 @@ def _shape(value: str, previous: str) -> str | None:
     digits = sum(c.isdigit() for c in value)
     if len(value) >= 16 and _decoded(value) is not None:
         return None  # base64 of readable text: _hidden reads what it says
+    if not digits and all(c.isalpha() or c in "-'’." for c in value):
+        return None  # "EC-Karte", "McAllister": words, however capitalised (the described forms read those)
     upper, lower = any(c.isupper() for c in value), any(c.islower() for c in value)
-    symbol = any(not c.isalnum() for c in value)
     if len(value) >= 20 and upper and lower and digits and _entropy(value) >= 4.0:
         return "random_mixed"
     if len(value) >= 16 and letters and digits and _entropy(value) >= 3.0:
         return "random"
-    if len(value) >= 8 and upper and lower and digits and symbol:
+    if len(value) >= 8 and upper and lower and digits:
         return "strong"
     return "mixed" if letters else "digits"
 
 
 def _counted(words: list, count: int, end_count: int, named_just_before: bool) -> bool:
     """Whether the value of words[count:end_count] counts, orders or locates something."""
-    before = words[count - 1][1].lower() if count else ""
+    back = count - 1
+    while back > 0 and words[back][1].lower() in ("is", "was", "'s", "are"):
+        back -= 1  # "the PR number is 4821" counts as "PR number 4821" does
+    if back < count - 1 and back >= 0 and words[back][1].lower() in ("number", "no", "nr", "#"):
+        named_just_before = back > 0 and (credential_word_kind(words[back - 1][1]) is not None
+                                          or is_access_word(words[back - 1][1]))  # "the lock number is"
+    before = words[back][1].lower() if back >= 0 else ""
     after = words[end_count][1].lower() if end_count < len(words) else ""
     if before in COUNTED_BEFORE and not (named_just_before and before in ("number", "no", "nr", "#")):
         return True  # "PIN number 4821" is named; "order number 4821" counts
@@ -523,6 +545,21 @@ def _counted(words: list, count: int, end_count: int, named_just_before: bool) -
 _HYPOTHETICAL = frozenset("should shouldn't must mustn't never if unless than like such example e.g.".split())
 
 
+def _near(words: list, sentence: list[int], count: int, end_count: int, *, reach: int) -> list[int]:
+    """The words of the value's clause within `reach` words of it, not counting the small
+    words between ("el PIN de la tarjeta de débito lo cambié a 6671": four words away)."""
+    near = []
+    for step, indices in ((-1, range(count - 1, -1, -1)), (1, range(end_count, len(words)))):
+        distance = 0
+        for i in indices:
+            if sentence[i] != sentence[count] or distance > reach:
+                break
+            near.append(i)
+            if words[i][1].lower() not in _FILLERS and words[i][1].lower() not in _ASSIGNMENT:
+                distance += 1
+    return near
+
+
 def _sentences(words: list) -> list[int]:
     """The sentence (or the clause, after a word of rule or example) each word belongs to."""
     ids, current = [], 0
@@ -530,7 +567,8 @@ def _sentences(words: list) -> list[int]:
         if word.lower() in _HYPOTHETICAL:
             current += 1
         ids.append(current)
-        if raw.endswith(_SENTENCE_END) and not word[-1:].isdigit():
+        # A question does not end the context: "wifi password? It's Seashell_44" answers it.
+        if raw.endswith(_SENTENCE_END) and not raw.endswith("?") and not word[-1:].isdigit():
             current += 1
     return ids
 
@@ -544,11 +582,13 @@ def _candidates(words: list, text: str) -> list[tuple[int, int, int, int, str]]:
         value = word.strip("*#")
         end_count, end = count + 1, at + len(word)
         shape = None
-        if len(value) >= 4 and any(not c.isalpha() for c in value) or len(value) >= 8:
+        if len(value) >= 8 or len(value) >= 4 and not value.isalpha():
             shape = _shape(value, words[count - 1][1].lower() if count else "")
         if shape is None and (word[:1].isdigit() or word.lower() in _NUMBER_WORDS):
             run = _digit_run(words, count)  # "22 14 36", "two eight eight one"
-            if run is not None and run[1] >= 4 and run[2] > 1 and not _is_phone(text[at:run[0]]):
+            numbers = words[count:count + (run[2] if run else 0)]
+            if run is not None and run[1] >= 4 and run[2] > 1 and not _is_phone(text[at:run[0]]) \
+                    and all(w.isdigit() or w.lower() in _NUMBER_WORDS for _, w, _ in numbers):
                 shape, end = "digits", run[0]
                 end_count = count + run[2]
         if shape is not None:
@@ -566,9 +606,13 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
     sentence = _sentences(words)
     # Which words are credential words (by kind), access cues, or asks to keep something.
     named: dict[int, str] = {}
-    for kind, start, _ in names:
-        if kind != "card_number":  # "the card ending in 4242" names a card, not a secret
-            named[max(0, bisect.bisect_right(starts, start) - 1)] = kind
+    for kind, start, end in names:
+        if kind == "card_number":  # "the card ending in 4242" names a card, not a secret
+            continue
+        following = bisect.bisect_left(starts, end)
+        if following < len(words) and words[following][1].lower() in _DESCRIBED:
+            continue  # "password manager", "PIN pad", "kod pocztowy" name other things
+        named[max(0, bisect.bisect_right(starts, start) - 1)] = kind
     access = {i for i, (_, word, _) in enumerate(words) if is_access_word(word)}
     for match in ACCESS_PHRASES.finditer(text):
         first = max(0, bisect.bisect_right(starts, match.start()) - 1)
@@ -576,11 +620,12 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
     keep = {max(0, bisect.bisect_right(starts, m.start()) - 1) for m in _KEEP.finditer(text)}
     findings = []
     for count, end_count, start, end, shape in candidates:
-        near = [i for i in range(max(0, count - _CONTEXT_REACH), min(len(words), end_count + _CONTEXT_REACH))
-                if sentence[i] == sentence[count] and not count <= i < end_count]
+        near = _near(words, sentence, count, end_count,
+                     reach=_SENTENCE_REACH if shape in ("strong", "random", "random_mixed") else _CONTEXT_REACH)
         kinds = {named[i] for i in near if i in named}
-        if shape != "digits":
-            kinds -= {"code"}  # a bare "code" takes digits: "the discount code SUMMER20"
+        # A bare "code" takes digits ("the discount code SUMMER20"), a bare "pass" anything but
+        # digits ("bus pass 4471").
+        kinds -= {"pass"} if shape == "digits" else {"code"}
         score = SHAPE_SCORE[shape]
         score += CONTEXT_SCORE["credential_word"] if kinds else 0
         score += CONTEXT_SCORE["access"] if access.intersection(near) else 0

@@ -52,6 +52,10 @@ LONG_STEMS = {
     "schlussel": "api_key", "sleutel": "api_key", "klucz": "api_key", "chiave": "api_key", "llave": "api_key",
     "nyckel": "api_key", "nogle": "api_key", "clave": "password",
     "credential": "password", "zugangskennung": "password", "digicode": "access_code",
+    # verification in English, German, French, Spanish, Italian, Portuguese, Polish, Dutch
+    "verification": "one_time_code", "verifizierung": "one_time_code", "verificacion": "one_time_code",
+    "verifica": "one_time_code", "verificacao": "one_time_code", "weryfikac": "one_time_code",
+    "verificatie": "one_time_code",
 }
 # Short stems: a whole word, a part of a hyphenated compound, or an inflection listed here.
 SHORT_STEMS = {
@@ -93,12 +97,15 @@ ACCESS_STEMS = (
 ACCESS_WORDS = frozenset(
     "door doors porte portail puerta porta portao portone cancello tur ture haustur deur drzwi furtka "
     "padlocks lock locks safe tresor cadenas candado lucchetto locker lockers casier taquilla armadietto "
-    "kluis sejf coffre spind".split()
+    "kluis sejf coffre spind portao cancelo".split()
 )
+# After an access word, a noun that makes it another thing: "alarm clock", "lock screen", "safe room".
+NOT_ACCESS_AFTER = frozenset("clock clocks screen room rooms bell bells deposit frame handle mat knob sign step "
+                             "steps".split())
 # Cues of more than one word, or a word that is a cue only as a verb of access.
 ACCESS_PHRASES = re.compile(
     r"(?i)\b(?:log(?:s|ged|ging)?\s*(?:in|into|on|onto)|sign(?:s|ed|ing)?\s*(?:in|into|on|onto)|"
-    r"(?:gets?|got|getting|lets?|letting)\s+(?:me|us|you|him|her|them|people|anyone)\s+in(?:to|side)?|"
+    r"(?:gets?|got|getting|lets?|letting)\s+(?:[^\W\d]+\s+){1,2}in(?:to|side)?\b|"
     r"get(?:s|ting)?\s+(?:in|into)\b|(?:opens?|opened)(?!\s+(?:at|from|until|till|on|in|daily|every|late|early|again|up))|open\s+(?:the|my|our|it)|"
     r"(?:to|can)\s+(?:access|enter|open|unlock)|access(?:es|ed)?\s+(?:my|the|our|your)|"
     r"(?:punch|key|tap|type)\s+in|ouvre|ouvrir|abre|abrir|apre|aprire|[oö]ffnen|openen|opent|otwiera|"

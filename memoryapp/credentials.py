@@ -32,7 +32,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from memoryapp.credential_lexicon import (
-    COUNTED_BEFORE, UNITS, ACCESS_PHRASES, credential_word_kind, fold, is_access_word,
+    ACCESS_PHRASES, COUNTED_BEFORE, NOT_ACCESS_AFTER, UNITS, credential_word_kind, is_access_word,
 )
 
 
@@ -210,6 +210,9 @@ _SPELLING = frozenset("word words letter letters number numbers digit digits cha
                       "symbols phrase name".split())
 _NUMBER_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
                  "six": "6", "seven": "7", "eight": "8", "nine": "9"}
+# Before a number, a word of time or quantity: "the password workshop starts at 1500".
+_PREPOSITIONS = frozenset("at after by until till since from around about over under per every for in within "
+                          "than".split())
 _MAX_GAP = 8
 # Without an "is", ":" or "=", a value comes within this many words of what it names
 # ("PIN for the bank 4821").
@@ -324,7 +327,7 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
         # A lone letter may start a spelt value, but not the Italian or French "is" (è, é).
         starts_run = _DIGITS.match(word) or lowered in _NUMBER_WORDS or (
             len(word) == 1 and word.isalnum() and lowered not in _ASSIGNMENT)
-        run = _digit_run(words, count) if starts_run else None
+        run = _digit_run(words, count) if starts_run and previous not in _PREPOSITIONS else None
         if run is not None and run[1] >= 4 and (run[2] > 1 or credential_shaped(word, previous=previous)):
             return None if too_far else run[0]
         if digits_only:
@@ -343,7 +346,10 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
             end = at + len(word)
             # A passphrase runs on in plain words until the sentence or the clause does.
             last_raw, last_word = raw, word
-            for next_raw, next_word, next_at in words[count + 1:count + 1 + phrase_words]:
+            for offset, (next_raw, next_word, next_at) in enumerate(words[count + 1:count + 1 + phrase_words]):
+                if next_raw.endswith(":") and next_raw[:-1].isalpha() and count + 2 + offset < len(words):
+                    # "is three words: copper kettle morning": what the colon opens is the value
+                    return _clause_end(words, count + 2 + offset, _MAX_RECOVERY_WORDS)
                 if last_raw != last_word or not next_word.isalpha() or next_word.lower() in _BREAK | _STOP:
                     break  # punctuation after the last word, or a word that starts another clause
                 end, last_raw, last_word = next_at + len(next_word), next_raw, next_word
@@ -477,6 +483,7 @@ CONTEXT_SCORE = {
     "access": 0.5,           # "unlocks", "to log in", "gets me into", "keypad", "entsperrt"
     "carried": 0.5,          # the sender's previous message named a credential (the value opens this one)
     "keep": 0.2,             # "keep this", "hold onto", "stash", "remember": asked to be kept
+    "identity": 0.3,         # an e-mail address beside it: "marta.l@mail.com / Biscuit_Tin9" is a login
     "counted": -0.6,         # "after 1000 requests", "room 4417", "2500 steps": a number of the sentence
 }
 THRESHOLD = 0.9
@@ -496,6 +503,7 @@ def _is_phone(value: str) -> bool:
     return bool(_PHONE.match(value)) and sum(c.isdigit() for c in value) >= 9
 
 
+_EMAIL = re.compile(r"^[\w.+-]+@[\w-]+\.[\w.]+$")
 _ADDRESS = re.compile(r"@[\w-]+\.|://|^www\.", re.I)
 _SENTENCE_END = (".", "!", "?", ";")
 
@@ -542,7 +550,7 @@ def _counted(words: list, count: int, end_count: int, named_just_before: bool) -
 
 
 # A rule or an example, not the value: "a PIN should never be 1234", "a code like 0000".
-_HYPOTHETICAL = frozenset("should shouldn't must mustn't never if unless than like such example e.g.".split())
+_HYPOTHETICAL = frozenset("should shouldn't must mustn't never like such example e.g.".split())
 
 
 def _near(words: list, sentence: list[int], count: int, end_count: int, *, reach: int) -> list[int]:
@@ -617,7 +625,9 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
     for match in ACCESS_PHRASES.finditer(text):
         first = max(0, bisect.bisect_right(starts, match.start()) - 1)
         access.update(range(first, bisect.bisect_left(starts, match.end())))
+    access = {i for i in access if i + 1 >= len(words) or words[i + 1][1].lower() not in NOT_ACCESS_AFTER}
     keep = {max(0, bisect.bisect_right(starts, m.start()) - 1) for m in _KEEP.finditer(text)}
+    identity = {i for i, (_, word, _) in enumerate(words) if _EMAIL.search(word)}
     findings = []
     for count, end_count, start, end, shape in candidates:
         near = _near(words, sentence, count, end_count,
@@ -630,6 +640,7 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
         score += CONTEXT_SCORE["credential_word"] if kinds else 0
         score += CONTEXT_SCORE["access"] if access.intersection(near) else 0
         score += CONTEXT_SCORE["keep"] if shape in ("random", "strong") and keep.intersection(near) else 0
+        score += CONTEXT_SCORE["identity"] if shape != "digits" and identity.intersection(near) else 0
         leading = all(w.lower() in _FILLERS for _, w, _ in words[:count])
         score += CONTEXT_SCORE["carried"] if carried and count <= 1 and leading else 0
         named_before = any(i in named for i in range(max(0, count - 2), count))

@@ -89,6 +89,7 @@ NOT_CREDENTIALS = frozenset(
 # Stems of words that operate a lock or an account, or name a thing a code opens.
 ACCESS_STEMS = (
     "unlock", "disarm", "keypad", "padlock", "lockbox", "keysafe", "login", "logon", "signin",
+    "authenticat", "authentifi", "autentic", "autentyk",
     "entsperr", "freischalt", "aufschlie", "offnet", "einlogg", "anmeld",
     "debloqu", "deverrouill", "desbloque", "destrav", "sblocc", "ontgrendel", "odblok", "inlogg", "zaloguj",
     "alarm",

@@ -125,6 +125,7 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
     ("password", re.compile(
         r"(?i)\b(?:pass(?:word|wd|phrase|code)s?|pwd|pw|passwort|kennwort|contrase[ñn]a|clave|"
         r"mot\s+de\s+passe|mdp|senha|pass(?=\s*[:=])|parola\s+d'ordine|chiave\s+di\s+accesso|"
+        r"(?:secret|code|safe)\s*(?:phrase|words?)|"
         r"wi-?fi(?:\s+(?:key|password|code))?)\b")),
     # The answer to a security question, not the question ("the security question was 'first pet'").
     ("security_answer", re.compile(
@@ -213,6 +214,7 @@ _NUMBER_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "
 # Before a number, a word of time or quantity: "the password workshop starts at 1500".
 _PREPOSITIONS = frozenset("at after by until till since from around about over under per every for in within "
                           "than".split())
+_QUOTES = {"'": "'", '"': '"', "‘": "’", "“": "”", "«": "»", "„": "“"}
 _MAX_GAP = 8
 # Without an "is", ":" or "=", a value comes within this many words of what it names
 # ("PIN for the bank 4821").
@@ -341,6 +343,11 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
             continue
         if word and not _DIGITS.match(word) and credential_shaped(word, previous=previous):
             return None if too_far else at + len(word)
+        if wordy and previous in _ASSIGNMENT and raw[:1] in _QUOTES and word:
+            # A quoted value runs to its closing quote: "is 'blue heron at midnight'".
+            closing = text.find(_QUOTES[raw[0]], at, at + 120)
+            if closing > at:
+                return None if too_far else closing
         if wordy and word.isalpha() and previous in _ASSIGNMENT and lowered not in _STOP \
                 and lowered not in _FILLERS and lowered not in _BREAK and len(word) >= min_word:
             end = at + len(word)

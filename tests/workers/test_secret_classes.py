@@ -119,6 +119,30 @@ CREDENTIALS = [
     ("dG9rZW46IGdocF9hYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejEyMzQ1Ng==",
      "dG9rZW46IGdocF9hYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejEyMzQ1Ng=="),
     ("keep safe pls: xK29pQmW4vL8nR3tZy7HbC", "xK29pQmW4vL8nR3tZy7HbC"),
+    # A fourth batch, run once as written: 16 of 20 caught, 18 once "secret phrase", quoted
+    # values and "authenticate" were added; the two still missed are marked.
+    ("my council tax online account: username jb1977, password Heather&Moss3", "Heather&Moss3"),
+    ("the Tesla app PIN, don't laugh, is 1111 2222", "1111 2222"),
+    ("o código que chegou por SMS foi 604 221", "604 221"),
+    ("Il codice OTP è 839201", "839201"),
+    ("het toegangscodetje voor de poort is 3108", "3108"),
+    pytest.param("my old Hotmail one was Sunflower1985!", "Sunflower1985!", marks=pytest.mark.xfail(
+        strict=True, reason="known miss: no credential word, only 'my old Hotmail one'")),
+    ("the secret phrase for the escape room booking is 'blue heron at midnight'", "blue heron at midnight"),
+    ("shed padlock: 0 9 1 2", "0 9 1 2"),
+    ("the parking garage gate opens when you key in 7762", "7762"),
+    ("Mein Sperrcode fürs Tablet ist 5 5 8 2", "5 5 8 2"),
+    ("hasło do WiFi w biurze: Kawa_z_Mlekiem7", "Kawa_z_Mlekiem7"),
+    ("pass for the staff area is 2K9Q-77", "2K9Q-77"),
+    ("ＭＹ ＰＡＳＳＷＯＲＤ ＩＳ Ｒｏｓｅ８８", "Ｒｏｓｅ８８"),
+    ("pin ist 6 6 4 0, bitte merken", "6 6 4 0"),
+    ("cl\u200bave: Mariposa#12", "Mariposa#12"),
+    ("use 0x5F3759DF-Bz91Qm to authenticate the old NAS", "0x5F3759DF-Bz91Qm"),
+    ("my recovery key for the laptop drive is 2231-8890-1174-6652", "2231-8890-1174-6652"),
+    pytest.param("the answer I set for 'first concert' is Oasis", "Oasis", marks=pytest.mark.xfail(
+        strict=True, reason="known miss: a security answer without the word security or secret")),
+    ("Bike lock's combo - 8 3 1 7", "8 3 1 7"),
+    ("I get into the work laptop with Pebble.Storm.61", "Pebble.Storm.61"),
 ]
 
 ORDINARY = [
@@ -264,6 +288,27 @@ ORDINARY = [
     "a locksmith charges 90 pounds for a callout",
     "my bank's sort code finder says the branch is in Leeds",
     "the recipe code on the packet is RC-2291-B",
+    # A fourth batch, run once as written: all kept.
+    "we booked table 14 for 8 people at 19:30",
+    "my phone bill went up to 34.99 a month",
+    "the marathon is 42.195 km and I did it in 4:12",
+    "I've read 27 books this year, aiming for 40",
+    "the train number on the ticket is ICE 1597",
+    "the dentist moved my appointment to 11 March",
+    "bus 1450 stops right outside the office",
+    "I keep forgetting my password, so I use a password manager now",
+    "our door has a keypad but nobody uses it",
+    "the gate to the park opens at 0700",
+    "the code club meets every Tuesday at 1700",
+    "my PIN got blocked after 3 wrong tries",
+    "Flight EZY8431 to Lisbon is boarding at gate 22",
+    "they printed 5000 copies of the first edition in 1954",
+    "the model number is KDL-55W805C and the warranty runs till 2026",
+    "the hotel safe was too small for the laptop",
+    "I signed up for the 10K race on 4 May",
+    "ring the bell at number 1184 and go to the 3rd floor",
+    "the temperature hit 38 degrees in July",
+    "our quiz team scored 78 out of 100",
     pytest.param("the answer to question 7 is 1914", marks=pytest.mark.xfail(
         strict=True, reason="known false refusal: safety.py's security_answer pattern reads 'answer to ... question'")),
 ]

@@ -5,18 +5,23 @@ write "my PIN number is 7391", "the door code for the shed is 4482", "mein Passw
 Sonnenblume!73", "use 8841 to unlock the tablet", "the code for the side gate is four four one
 two". What they have in common:
 
-- a word that names a credential (in the common European languages), and within a few words a
-  value shaped like one (digits, letters mixed with digits or symbols, or, right after "is",
-  plain words: "my password is correct horse battery staple");
-- or a value shaped like a credential next to a word of access ("unlock", "disarm", "keypad",
-  "the code from the SMS");
+- a word that names a credential (in the common languages, found by its stem through any
+  inflection or compound: credential_lexicon), and within a few words a value shaped like one
+  (digits, letters mixed with digits or symbols, or, right after "is", plain words: "my
+  password is correct horse battery staple");
+- or any value-shaped token scored, as Presidio's recognisers and detect-secrets do, by its
+  shape (a PIN-like number, a mixed token, a random-looking string by its entropy) plus the
+  words around it in its clause (a credential word, an access cue such as "unlocks" or "gets
+  me into", a counting cue such as "room" or "after ... requests" that lowers it), and kept as
+  a credential at THRESHOLD;
 - or a credential hidden in base64, or key material on its own (a long high-entropy base64 run:
-  a private key's body without its header line).
+  a private key's body without its header line, and the block of base64 lines around it).
 
 The finding spans the word and the value, so a redaction covers the value. Text is looked at
 after normalising what would hide a word from a pattern: compatibility forms (full-width
-digits), zero-width and other format characters, and letters of other scripts that look like
-Latin ones (a Cyrillic "а" in "pаssword"); findings are mapped back to the original text.
+digits), zero-width and other format characters, letters of other scripts that look like
+Latin ones (a Cyrillic "а" in "pаssword"), and letters or digits spaced out ("p a s s w o r d",
+"6 0 4 8"); findings are mapped back to the original text.
 
 Nothing here is tuned to an evaluation's phrasings: the word lists are closed classes of the
 languages, and bench/changing_facts_blind.py measures the detector on credentials and harmless

@@ -122,14 +122,19 @@ COUNTED_BEFORE = frozenset(
     "nearly almost approximately roughly only just page room rooms flight flights train bus platform gate "
     "order invoice ref reference ticket booking seat row table floor version ver v model serial tracking "
     "postcode zip tel phone call dial ring fax ext extension number no nr nº # route line track exit "
-    "year years km kg mile miles chapter step steps level score".split()
+    "year years km kg mile miles chapter step steps level score error status badge case issue bug build "
+    "release episode season section item lot batch unit apt apartment suite house building block terminal "
+    "lane road exit member membership customer client patient student employee id".split()
 )
 # Right after a number: a unit or a counted noun ("1000 requests", "250 grams", "3000 steps").
 UNITS = frozenset(
     "times people persons users requests calls steps miles km kilometres kilometers metres meters m cm mm "
     "kg g grams gram lbs pounds euros euro dollars dollars usd eur gbp yen percent % degrees years months "
     "weeks days hours minutes seconds mins secs hrs words pages items points votes followers views likes "
-    "employees staff members guests calories kcal ml litres liters l rpm mph kph bytes kb mb gb tb ".split()
+    "employees staff members guests calories kcal ml litres liters l rpm mph kph bytes kb mb gb tb "
+    # and singular, as in "a 1500 word essay", "a 2000 piece puzzle"
+    "time person user request call step mile metre meter gram pound euro dollar percent degree year month "
+    "week day hour minute second word page item point piece seat bed room".split()
 )
 
 _FOLD = str.maketrans({"ł": "l", "ø": "o", "ß": "ss", "æ": "ae", "œ": "oe", "đ": "d", "ı": "i"})

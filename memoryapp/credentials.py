@@ -549,7 +549,7 @@ def _shape(value: str, previous: str) -> str | None:
 def _counted(words: list, count: int, end_count: int, named_just_before: bool) -> bool:
     """Whether the value of words[count:end_count] counts, orders or locates something."""
     back = count - 1
-    while back > 0 and words[back][1].lower() in ("is", "was", "'s", "are"):
+    while back > 0 and words[back][1].lower() in ("is", "was", "'s", "are", "be", "will", "would", "should"):
         back -= 1  # "the PR number is 4821" counts as "PR number 4821" does
     if back < count - 1 and back >= 0 and words[back][1].lower() in ("number", "no", "nr", "#"):
         named_just_before = back > 0 and (credential_word_kind(words[back - 1][1]) is not None
@@ -602,15 +602,19 @@ def _candidates(words: list, text: str) -> list[tuple[int, int, int, int, str]]:
         value = word.strip("*#")
         end_count, end = count + 1, at + len(word)
         shape = None
-        if len(value) >= 8 or len(value) >= 4 and not value.isalpha():
-            shape = _shape(value, words[count - 1][1].lower() if count else "")
-        if shape is None and (word[:1].isdigit() or word.lower() in _NUMBER_WORDS):
-            run = _digit_run(words, count)  # "22 14 36", "two eight eight one"
+        if word[:1].isdigit() or word.lower() in _NUMBER_WORDS:
+            # Digits in groups are one value: "22 14 36", "two eight eight one", or a phone
+            # number ("0800 123 4567"), which is none.
+            run = _digit_run(words, count)
             numbers = words[count:count + (run[2] if run else 0)]
-            if run is not None and run[1] >= 4 and run[2] > 1 and not _is_phone(text[at:run[0]]) \
-                    and all(w.isdigit() or w.lower() in _NUMBER_WORDS for _, w, _ in numbers):
-                shape, end = "digits", run[0]
-                end_count = count + run[2]
+            if run is not None and run[2] > 1 and all(w.isdigit() or w.lower() in _NUMBER_WORDS for _, w, _ in numbers):
+                if _is_phone(text[at:run[0]]):
+                    count += run[2]
+                    continue
+                if run[1] >= 4:
+                    shape, end, end_count = "digits", run[0], count + run[2]
+        if shape is None and (len(value) >= 8 or len(value) >= 4 and not value.isalpha()):
+            shape = _shape(value, words[count - 1][1].lower() if count else "")
         if shape is not None:
             found.append((count, end_count, at + (word.find(value) if value else 0), end, shape))
         count = end_count

@@ -60,9 +60,10 @@ _LOOKALIKES = str.maketrans({
 })
 
 
-# Four or more single letters or digits with a space, a dot or a hyphen between them: a word or
-# a value spelt out ("p a s s w o r d", "k 9 m 2 p 7", "6 0 4 8") is read as written together.
-_SPACED_OUT = re.compile(r"(?<!\S)[^\W_](?:[ .\-]{1,2}[^\W_]){3,}(?![^\s.,;:!?)\]])")
+# Three or more single letters or digits with a space, a dot, a hyphen or an underscore between
+# them: a word or a value spelt out ("P I N", "p a s s w o r d", "k 9 m 2 p 7", "6 0 4 8") is read
+# as written together.
+_SPACED_OUT = re.compile(r"(?<!\S)[^\W_](?:[ ._\-]{1,2}[^\W_]){2,}(?![^\s.,;:!?)\]])")
 
 
 def normalise(text: str) -> tuple[str, list[int]]:
@@ -91,7 +92,7 @@ def _joined_spaced_out(normal: str, origin: list[int]) -> tuple[str, list[int]]:
         joined.append(normal[last:match.start()])
         joined_origin += origin[last:match.start()]
         for i in range(match.start(), match.end()):
-            if normal[i] not in " .-":
+            if normal[i] not in " ._-":
                 joined.append(normal[i])
                 joined_origin.append(origin[i])
         last = match.end()
@@ -129,7 +130,7 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         r"codice\s+pin)\b")),
     ("password", re.compile(
         r"(?i)\b(?:pass(?:word|wd|phrase|code)s?|pwd|pw|passwort|kennwort|contrase[ñn]a|clave|"
-        r"mot\s+de\s+passe|mdp|senha|pass(?=\s*[:=])|parola\s+d'ordine|chiave\s+di\s+accesso|"
+        r"mot\s+de\s+passe|mdp|senha|pass(?=\s*[:=])|key(?=\s*[:=])|parola\s+d'ordine|chiave\s+di\s+accesso|"
         r"(?:secret|code|safe)\s*(?:phrase|words?)|"
         r"wi-?fi(?:\s+(?:key|password|code))?)\b")),
     # The answer to a security question, not the question ("the security question was 'first pet'").
@@ -695,8 +696,18 @@ def _decoded(run: str) -> str | None:
 _BASE64_BLOCK = re.compile(r"(?m)^[ \t]*[A-Za-z0-9+/]{8,}={0,2}[ \t]*(?:\n[ \t]*[A-Za-z0-9+/]{8,}={0,2}[ \t]*)*$")
 
 
+_HEX_RUN = re.compile(r"\b(?:[0-9a-fA-F]{2}){8,}\b")
+
+
 def _hidden(text: str, inner) -> list[Finding]:
     findings = _bare_key_material(text, inner)
+    for match in _HEX_RUN.finditer(text):  # a credential written out in hex bytes
+        try:
+            decoded = bytes.fromhex(match.group()).decode("utf-8")
+        except ValueError:
+            continue
+        if decoded.isprintable() and inner(decoded):
+            findings.append(Finding("encoded_secret", match.start(), match.end()))
     for block in _BASE64_BLOCK.finditer(text):
         # A block of base64 lines with key material in it is key material through its last line.
         if "\n" in block.group().strip() and any(block.start() <= f.start < block.end() for f in findings):

@@ -60,6 +60,9 @@ CREDENTIALS = [
     ("alarm c\u200bode: 8\u200b8\u200b0\u200b2", "8\u200b8\u200b0\u200b2"),
     ("ＰＩＮ ｆｏｒ ｔｈｅ ｓａｆｅ ３３７１", "３３７１"),
     ("bike lock combination 3 9 1 4 5", "3 9 1 4 5"),
+    ("P I N : 4 4 2 1", "4 4 2 1"),                                          # the word spelt out too
+    ("p_a_s_s_w_o_r_d = Lemon77", "Lemon77"),
+    ("stored as hex: " + "password: Sunflower!9".encode().hex(), "password: Sunflower!9".encode().hex()),
     # keys and tokens by their look: entropy without a keyword
     ("hold onto this for me: q8ZtW2mR7xKp4LvN9sYbE3", "q8ZtW2mR7xKp4LvN9sYbE3"),
     ("the webhook secret is 3f9c0a7b21d84e6f9a0c5b7d2e1f4a6c", "3f9c0a7b21d84e6f9a0c5b7d2e1f4a6c"),

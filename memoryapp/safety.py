@@ -145,12 +145,12 @@ def ends_with_credential_word(text: str) -> bool:
 
 def mentions_credential(text: str) -> bool:
     """Whether a message names a credential or a way in ("my bank PIN, next message", "this
-    one unlocks the shed"), or carried one: a value opening the sender's next message is then
-    scored as if named there."""
+    one unlocks the shed"): a value opening the sender's next message is then scored as if
+    named there. (A message that ended on a secret is ends_with_credential_word's.)"""
     normal = normalise(text)[0]
-    if credential_words(normal) or ACCESS_PHRASES.search(normal) or find_secrets(text):
+    if credential_words(normal) or ACCESS_PHRASES.search(normal):
         return True
-    return any(is_access_word(word) for word in normal.split())
+    return any(is_access_word(word.strip(".,;:!?\"'()")) for word in normal.split())
 
 
 def text_values(value) -> list[str]:

@@ -124,7 +124,14 @@ def find_secrets(text: str, *, continues: bool = False, carried: bool = False) -
         else:
             merged.append(finding)
     findings = [SecretFinding(f.kind, *original_span(origin, f.start, f.end, len(text))) for f in merged]
+    # Text redacted once (at append) is looked at again by extraction: what a marker already
+    # stands for is not found a second time ("my password is [redacted password]").
+    markers = [m.span() for m in REDACTION_MARKER.finditer(text)]
+    findings = [f for f in findings if not any(f.start < end and start < f.end for start, end in markers)]
     return sorted(findings, key=lambda f: f.start)
+
+
+REDACTION_MARKER = re.compile(r"\[redacted ([a-z_]+)\]")
 
 
 def _holds_secret(decoded: str) -> bool:
@@ -141,6 +148,13 @@ def ends_with_credential_word(text: str) -> bool:
         return True  # "... is Harbor" then "Lights!2024": a value cut short may go on
     return bool(re.search(r"(?:\b(?:is|was|are|ist|es|est|é|è|lautet|jest|to)|[:=])\s*$", tail)
                 and credential_words(tail[-60:]))
+
+
+def follows_credential(previous: str) -> tuple[bool, bool]:
+    """(continues, carried) for a message whose sender's previous message was `previous`: it
+    stopped where a value starts, or it named a credential somewhere (find_secrets' flags)."""
+    continues = ends_with_credential_word(previous)
+    return continues, not continues and mentions_credential(previous)
 
 
 def mentions_credential(text: str) -> bool:

@@ -32,7 +32,7 @@ from memoryapp.extraction import Candidate, RULES_VERSION, extract_candidates, e
 from memoryapp.extraction.rules import is_ephemeral
 from memoryapp.models import Event, Job, Memory, MemoryEvidence, Subject, Tenant
 from memoryapp.policy import durable_types_allowed
-from memoryapp.safety import ends_with_credential_word, looks_like_instruction, mentions_credential, redact_secrets
+from memoryapp.safety import REDACTION_MARKER, follows_credential, looks_like_instruction, redact_secrets
 from memoryapp.services.audit import AuditBuffer, audit_record
 from memoryapp.services.jobs import job_progress
 from memoryapp.services.memories import MemoryDraft, MemoryWriteBatch, content_hash
@@ -175,9 +175,10 @@ def _continuing_credentials(*, tenant: Tenant, events: list[Event]) -> tuple[set
             previous = by_position.get((event.subject_id, event.seq - back))
             if previous is None or previous[0] != event.session_id or previous[1] != event.role:
                 continue
-            if ends_with_credential_word(previous[2]):
+            continues, carries = follows_credential(previous[2])
+            if continues:
                 continuing.add(event.pk)
-            elif mentions_credential(previous[2]):
+            elif carries:
                 carried.add(event.pk)
             break  # only the sender's own last message counts
     return continuing, carried
@@ -186,11 +187,15 @@ def _continuing_credentials(*, tenant: Tenant, events: list[Event]) -> tuple[set
 def _prepare(event: Event, extractor, *, continues: bool = False, carried: bool = False) -> Prepared:
     event_namespace(event)  # a poison event fails here, alone
     content, findings = redact_secrets(event.content, continues=continues, carried=carried)
+    kinds = {f.kind for f in findings}
+    if event.redacted and "released" not in (event.flags or []):
+        # Redacted at append (services/events.py): the refusal is audited here, once, as if found here.
+        kinds |= set(REDACTION_MARKER.findall(event.content))
     untrusted = not durable_types_allowed(event.source_kind)
     instruction_like = looks_like_instruction(content)
     prepared = Prepared(
         event=event, claim=event.claimed_at, content=content,
-        secret_kinds=sorted({f.kind for f in findings}), untrusted=untrusted,
+        secret_kinds=sorted(kinds), untrusted=untrusted,
         instruction_like=instruction_like, ephemeral=is_ephemeral(content),
     )
     # Trust: untrusted text is evidence only, and instruction-like text from anyone but the

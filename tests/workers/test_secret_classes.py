@@ -401,3 +401,21 @@ def test_a_key_body_split_over_two_messages_is_redacted_in_both(tenant_a, actor)
                            *Memory.objects.filter(tenant=tenant_a).values_list("statement", flat=True)])
     for line in (first[:64], first[64:], second[:64], second[64:]):
         assert line not in stored
+
+
+@pytest.mark.django_db
+def test_an_appended_event_holds_no_secret_even_before_the_worker_runs(tenant_a, actor):
+    """The write path redacts: what waits for extraction is already without the secret, also
+    when its value came in the message after the one naming it."""
+    from memoryapp.services.events import EventInput, event_append
+
+    event_append(tenant=tenant_a, subject_ref="carol", actor=actor, events=[
+        EventInput("p1", "user", "the shed padlock is", occurred_at=at(0)),
+        EventInput("p2", "user", "7 7 0 4", occurred_at=at(1)),
+        EventInput("p3", "user", "we need 4 chairs for the party", occurred_at=at(2)),
+    ])
+    with as_tenant(tenant_a):
+        events = {e.event_id: e for e in Event.objects.filter(tenant=tenant_a, subject__external_id="carol")}
+    assert all(e.status == "pending" for e in events.values())
+    assert "7 7 0 4" not in events["p2"].content and events["p2"].redacted
+    assert events["p3"].content == "we need 4 chairs for the party" and not events["p3"].redacted

@@ -5,18 +5,23 @@ write "my PIN number is 7391", "the door code for the shed is 4482", "mein Passw
 Sonnenblume!73", "use 8841 to unlock the tablet", "the code for the side gate is four four one
 two". What they have in common:
 
-- a word that names a credential (in the common European languages), and within a few words a
-  value shaped like one (digits, letters mixed with digits or symbols, or, right after "is",
-  plain words: "my password is correct horse battery staple");
-- or a value shaped like a credential next to a word of access ("unlock", "disarm", "keypad",
-  "the code from the SMS");
+- a word that names a credential (in the common languages, found by its stem through any
+  inflection or compound: credential_lexicon), and within a few words a value shaped like one
+  (digits, letters mixed with digits or symbols, or, right after "is", plain words: "my
+  password is correct horse battery staple");
+- or any value-shaped token scored, as Presidio's recognisers and detect-secrets do, by its
+  shape (a PIN-like number, a mixed token, a random-looking string by its entropy) plus the
+  words around it in its clause (a credential word, an access cue such as "unlocks" or "gets
+  me into", a counting cue such as "room" or "after ... requests" that lowers it), and kept as
+  a credential at THRESHOLD;
 - or a credential hidden in base64, or key material on its own (a long high-entropy base64 run:
-  a private key's body without its header line).
+  a private key's body without its header line, and the block of base64 lines around it).
 
 The finding spans the word and the value, so a redaction covers the value. Text is looked at
 after normalising what would hide a word from a pattern: compatibility forms (full-width
-digits), zero-width and other format characters, and letters of other scripts that look like
-Latin ones (a Cyrillic "а" in "pаssword"); findings are mapped back to the original text.
+digits), zero-width and other format characters, letters of other scripts that look like
+Latin ones (a Cyrillic "а" in "pаssword"), and letters or digits spaced out ("p a s s w o r d",
+"6 0 4 8"); findings are mapped back to the original text.
 
 Nothing here is tuned to an evaluation's phrasings: the word lists are closed classes of the
 languages, and bench/changing_facts_blind.py measures the detector on credentials and harmless
@@ -30,6 +35,10 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass
+
+from memoryapp.credential_lexicon import (
+    ACCESS_PHRASES, COUNTED_BEFORE, NOT_ACCESS_AFTER, UNITS, credential_word_kind, is_access_word,
+)
 
 
 @dataclass(frozen=True)
@@ -51,9 +60,17 @@ _LOOKALIKES = str.maketrans({
 })
 
 
+# Three or more single letters or digits with a space, a dot, a hyphen or an underscore between
+# them: a word or a value spelt out ("P I N", "p a s s w o r d", "k 9 m 2 p 7", "6 0 4 8") is read
+# as written together.
+_SPACED_OUT = re.compile(r"(?<!\S)[^\W_](?:[ ._\-]{1,2}[^\W_]){2,}(?![^\s.,;:!?)\]])")
+
+
 def normalise(text: str) -> tuple[str, list[int]]:
     """`text` as patterns should see it, and for each of its characters the index of the
     original character it came from."""
+    if text.isascii():  # most messages: nothing to fold, no format characters, no look-alikes
+        return _joined_spaced_out(text, list(range(len(text))))
     out: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):
@@ -62,7 +79,26 @@ def normalise(text: str) -> tuple[str, list[int]]:
         for normal in unicodedata.normalize("NFKC", char).translate(_LOOKALIKES):
             out.append(normal)
             origin.append(index)
-    return "".join(out), origin
+    return _joined_spaced_out("".join(out), origin)
+
+
+def _joined_spaced_out(normal: str, origin: list[int]) -> tuple[str, list[int]]:
+    if not _SPACED_OUT.search(normal):
+        return normal, origin
+    joined: list[str] = []
+    joined_origin: list[int] = []
+    last = 0
+    for match in _SPACED_OUT.finditer(normal):
+        joined.append(normal[last:match.start()])
+        joined_origin += origin[last:match.start()]
+        for i in range(match.start(), match.end()):
+            if normal[i] not in " ._-":
+                joined.append(normal[i])
+                joined_origin.append(origin[i])
+        last = match.end()
+    joined.append(normal[last:])
+    joined_origin += origin[last:]
+    return "".join(joined), joined_origin
 
 
 def original_span(origin: list[int], start: int, end: int, length: int) -> tuple[int, int]:
@@ -94,7 +130,8 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         r"codice\s+pin)\b")),
     ("password", re.compile(
         r"(?i)\b(?:pass(?:word|wd|phrase|code)s?|pwd|pw|passwort|kennwort|contrase[ñn]a|clave|"
-        r"mot\s+de\s+passe|mdp|senha|parola\s+d'ordine|chiave\s+di\s+accesso|"
+        r"mot\s+de\s+passe|mdp|senha|pass(?=\s*[:=])|key(?=\s*[:=])|parola\s+d'ordine|chiave\s+di\s+accesso|"
+        r"(?:secret|code|safe)\s*(?:phrase|words?)|"
         r"wi-?fi(?:\s+(?:key|password|code))?)\b")),
     # The answer to a security question, not the question ("the security question was 'first pet'").
     ("security_answer", re.compile(
@@ -118,6 +155,27 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         r"(?<!discount )(?<!error )(?<!status )(?<!product )(?<!colour )(?<!color )(?<!qr )(?<!bar )"
         r"(?<!tax )(?<!airport )(?<!language )(?<!morse )(?<!area )\b(?:code|codes|c[oó]digo|codice)\b")),
 ]
+
+
+def credential_words(text: str) -> list[tuple[str, int, int]]:
+    """Every word (or phrase) of `text` that names a credential: (kind, start, end). The phrases
+    of CREDENTIAL_WORDS, and any other word whose stem names one in a common language
+    (credential_lexicon: "Firmenpasswort", "wachtwoord", "hasłem", "Tresorcode", "SIM-PIN")."""
+    found = [(kind, m.start(), m.end()) for kind, pattern in CREDENTIAL_WORDS for m in pattern.finditer(text)]
+    covered = sorted((start, end) for _, start, end in found)
+    for token in _WORD.finditer(text):
+        kind = credential_word_kind(token.group())
+        if kind is None:
+            continue
+        at = bisect.bisect_right(covered, (token.start(), len(text))) - 1
+        if at >= 0 and covered[at][1] > token.start():
+            continue  # a phrase of CREDENTIAL_WORDS already names it
+        found.append((kind, token.start(), token.end()))
+    return found
+
+
+_WORD = re.compile(r"[\w@$](?:[\w@$'’-]*\w)?")
+
 # Kinds whose value may be plain words after "is" ("my password is correct horse battery staple").
 WORDY_KINDS = frozenset({"password", "recovery_code", "security_answer"})
 # Kinds whose value must be digits.
@@ -130,9 +188,15 @@ _FILLERS = frozenset(
     "actually only really "
     # German, Spanish, French, Portuguese, Italian articles, possessives, copulas and prepositions
     "ist war mein meine meinen für das die der den von zum zur es mi mis de del la el para los las "
-    "est c'est mon ma mes pour le du des é meu minha do da para o è il lo della per".split()
+    "est c'est mon ma mes pour le du des é meu minha do da para o è il lo della per "
+    # Dutch, Polish, Scandinavian, Czech, and more German, French, Spanish, Italian, Portuguese
+    "mijn onze het van voor bij mój moja moje mojego mojej do dla na od jest wynosi mitt min mit er är för "
+    "til till je lautet lauten unser unsere unseres vom beim fürs im am zu sind notre nos au aux à son "
+    "sont nuestro nuestra al su tu mio mia di al sono meus minhas dos das são no na".split()
 )
-_ASSIGNMENT = frozenset({"is", "was", "are", "were", ":", "=", "it's", "to", "ist", "es", "est", "c'est", "é", "è"})
+_ASSIGNMENT = frozenset({"is", "was", "are", "were", ":", "=", "it's", "to", "ist", "es", "est", "c'est", "é", "è",
+                         "lautet", "lauten", "sind", "jest", "wynosi", "er", "är", "je", "son", "sono", "são",
+                         "zijn", "equals", "reads"})
 # After "is": a place or a negation, not the value ("my password is in the drawer").
 _STOP = frozenset("in on at under behind inside written printed stored saved kept the a an not never somewhere "
                   "with safe".split())
@@ -143,13 +207,20 @@ _BREAK = frozenset("and or but because so which while when if than must should h
 # "door code keypad" name things, not a credential.
 _DESCRIBED = frozenset("manager managers hint hints policy policies field prompt requirement requirements rule rules "
                        "strength protected keypad pad panel reader app vault generator length expiry reminder "
-                       "sharing".split())
+                       "sharing "
+                       # what a code is when it is no credential, said after the word ("kod pocztowy")
+                       "postal postale pocztowy pocztowego kreskowy rabatowy promocyjny promocional promozionale "
+                       "postais network networks ssid signal speed connection".split())
 # "the password is the word purple then the number forty two": a value described piece by piece
 # runs to the end of its clause.
 _SPELLING = frozenset("word words letter letters number numbers digit digits character characters symbol "
                       "symbols phrase name".split())
 _NUMBER_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
                  "six": "6", "seven": "7", "eight": "8", "nine": "9"}
+# Before a number, a word of time or quantity: "the password workshop starts at 1500".
+_PREPOSITIONS = frozenset("at after by until till since from around about over under per every for in within "
+                          "than".split())
+_QUOTES = {"'": "'", '"': '"', "‘": "’", "“": "”", "«": "»", "„": "“"}
 _MAX_GAP = 8
 # Without an "is", ":" or "=", a value comes within this many words of what it names
 # ("PIN for the bank 4821").
@@ -164,6 +235,8 @@ _TIME = re.compile(r"(?i)^\d{1,2}[:.]\d{2}(?:am|pm)?$|^\d{1,2}(?:am|pm)$|^\d+(?:
 _DATE_PARTS = re.compile(r"^(\d{1,4})[-/.](\d{1,2})[-/.](\d{1,4})$")
 _YEAR = re.compile(r"^(?:19|20)\d{2}$")
 _DIGITS = re.compile(r"^\d+$")
+# "a 4-digit code", "a 12-character password", "24-hour": a number describing a word.
+_DESCRIPTOR = re.compile(r"^\d+-[a-z]{3,}$")
 # "50k" is a salary, "48392017K" is not: only a short number takes the k.
 _MONEY = re.compile(r"^[$€£¥]|(?:[$€£¥]|eur|usd|gbp)$|^\d{1,3}(?:[.,]\d+)?k$", re.I)
 
@@ -183,7 +256,7 @@ def credential_shaped(token: str, *, previous: str = "") -> bool:
     """A value that looks like a credential rather than a word of the sentence: enough digits,
     letters mixed with digits, or symbols mixed in. Times, dates and amounts are words of the
     sentence, and so are a year or a date unless the sentence assigns it ("my PIN is 1987")."""
-    if len(token) < 4 or _TIME.match(token) or _MONEY.search(token):
+    if len(token) < 4 or _TIME.match(token) or _MONEY.search(token) or _DESCRIPTOR.match(token):
         return False
     if _is_date(token) and previous not in _ASSIGNMENT:
         return False  # "changed on 2024-03-01"; but a lock's combination is "5-22-41"
@@ -262,7 +335,7 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
         # A lone letter may start a spelt value, but not the Italian or French "is" (è, é).
         starts_run = _DIGITS.match(word) or lowered in _NUMBER_WORDS or (
             len(word) == 1 and word.isalnum() and lowered not in _ASSIGNMENT)
-        run = _digit_run(words, count) if starts_run else None
+        run = _digit_run(words, count) if starts_run and previous not in _PREPOSITIONS else None
         if run is not None and run[1] >= 4 and (run[2] > 1 or credential_shaped(word, previous=previous)):
             return None if too_far else run[0]
         if digits_only:
@@ -276,12 +349,20 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
             continue
         if word and not _DIGITS.match(word) and credential_shaped(word, previous=previous):
             return None if too_far else at + len(word)
+        if wordy and previous in _ASSIGNMENT and raw[:1] in _QUOTES and word:
+            # A quoted value runs to its closing quote: "is 'blue heron at midnight'".
+            closing = text.find(_QUOTES[raw[0]], at, at + 120)
+            if closing > at:
+                return None if too_far else closing
         if wordy and word.isalpha() and previous in _ASSIGNMENT and lowered not in _STOP \
                 and lowered not in _FILLERS and lowered not in _BREAK and len(word) >= min_word:
             end = at + len(word)
             # A passphrase runs on in plain words until the sentence or the clause does.
             last_raw, last_word = raw, word
-            for next_raw, next_word, next_at in words[count + 1:count + 1 + phrase_words]:
+            for offset, (next_raw, next_word, next_at) in enumerate(words[count + 1:count + 1 + phrase_words]):
+                if next_raw.endswith(":") and next_raw[:-1].isalpha() and count + 2 + offset < len(words):
+                    # "is three words: copper kettle morning": what the colon opens is the value
+                    return _clause_end(words, count + 2 + offset, _MAX_RECOVERY_WORDS)
                 if last_raw != last_word or not next_word.isalpha() or next_word.lower() in _BREAK | _STOP:
                     break  # punctuation after the last word, or a word that starts another clause
                 end, last_raw, last_word = next_at + len(next_word), next_raw, next_word
@@ -309,19 +390,22 @@ def _clause_end(words: list, count: int, limit: int) -> int:
     return end
 
 
-def _worded(text: str) -> list[Finding]:
+def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
     findings = []
-    for kind, word in CREDENTIAL_WORDS:
-        for match in word.finditer(text):
-            end = value_end(text, match.end(), wordy=kind in WORDY_KINDS, digits_only=kind in DIGIT_KINDS,
-                            phrase_words=_MAX_RECOVERY_WORDS if kind == "recovery_code" else _MAX_PASSPHRASE_WORDS,
-                            # A pet's or a teacher's name answers a security question: "Rex".
-                            min_word=3 if kind == "security_answer" else 4)
-            if end is None:
-                continue
-            if kind == "card_number" and sum(c.isdigit() for c in text[match.end():end]) < CARD_DIGITS:
-                continue
-            findings.append(Finding("access_code" if kind == "code" else kind, match.start(), end))
+    for kind, start, name_end in names:
+        end = value_end(text, name_end, wordy=kind in WORDY_KINDS, digits_only=kind in DIGIT_KINDS,
+                        phrase_words=_MAX_RECOVERY_WORDS if kind == "recovery_code" else _MAX_PASSPHRASE_WORDS,
+                        # A pet's or a teacher's name answers a security question: "Rex".
+                        min_word=3 if kind == "security_answer" else 4)
+        if end is None:
+            continue
+        if kind == "card_number" and sum(c.isdigit() for c in text[name_end:end]) < CARD_DIGITS:
+            continue
+        if kind == "pass":
+            if text[name_end:end].strip(" :=").replace(" ", "").isdigit():
+                continue  # "bus pass 4471" is a ticket
+            kind = "password"
+        findings.append(Finding("access_code" if kind == "code" else kind, start, end))
     return findings
 
 
@@ -355,24 +439,23 @@ def _value_before(words: list, index: int, kind: str) -> Finding | None:
     return Finding(kind, at, at + len(word)) if shaped or plain else None
 
 
-def _value_first(text: str) -> list[Finding]:
-    names = [(kind, match) for kind, pattern in CREDENTIAL_WORDS if kind in _VALUE_FIRST_KINDS
-             for match in pattern.finditer(text)]
-    names += [("security_answer", match) for match in _SECURITY_QUESTIONS.finditer(text)]
+def _value_first(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
+    names = [(kind, start, end) for kind, start, end in names if kind in _VALUE_FIRST_KINDS]
+    names += [("security_answer", m.start(), m.end()) for m in _SECURITY_QUESTIONS.finditer(text)]
     if not names:
         return []
     words = list(_words(text, 0))
     starts = [at for _, _, at in words]
     findings = []
-    for kind, match in names:
+    for kind, name_start, name_end in names:
         # The name ends its clause ("hunter2 is my password.", "... is my PIN for the bank"):
         # "Keeper is my password manager" and "Monday was the password reset day" name other things.
-        rest = text[match.end():match.end() + 20].lstrip()
+        rest = text[name_end:name_end + 20].lstrip()
         following = rest.split()[0].lower() if rest else ""
         if rest and rest[0] not in _EDGE_PUNCTUATION and following not in _NAME_ENDS:
             continue
         # The words before the credential's name, back to a copula, within the same sentence.
-        first_after = bisect.bisect_left(starts, match.start())
+        first_after = bisect.bisect_left(starts, name_start)
         before = list(range(max(0, first_after - _VALUE_FIRST_REACH), first_after))
         for position, i in enumerate(reversed(before)):
             raw, word, _ = words[i]
@@ -390,31 +473,199 @@ def _value_first(text: str) -> list[Finding]:
     return findings
 
 
-# --- a value next to a word of access -----------------------------------------------------------
+# --- any value, scored: its shape, and the words around it --------------------------------------
 
-# "use 8841 to unlock the tablet", "731604 is the code from the SMS", "the garage keypad opens
-# with 8026": the value comes first, or the credential word is a verb of access.
-_ACCESS_WORDS = frozenset(
-    "unlock unlocks unlocked unlocking disarm disarms keypad keycode passcode pin otp sms password punch "
-    "dni ssn nie".split()
-)
-_ACCESS_REACH = 6
+# Presidio's recognisers give a pattern match a base score and raise it when context words stand
+# near it; detect-secrets flags a string by its entropy and by a keyword next to it. Here every
+# value-shaped token (or digit run: "22 14 36", "two eight eight one") gets the score of its
+# shape, plus what surrounds it in its sentence, and is a credential at THRESHOLD or above:
+# a PIN-shaped number needs a credential word or an access cue ("use 8841 to unlock the
+# tablet", "4821 gets me into the bank app", "the keypad takes 2291"); a random-looking string
+# of letters in both cases and digits is one on its own ("keep this: q8ZtW2mR7xKp4LvN9sYb").
+# The described forms above (a credential word, "is", then its value) stay as they are: they
+# read plain-word passphrases and spelt values this score cannot judge.
+SHAPE_SCORE = {
+    "digits": 0.4,          # 4821, 0-4-9-1, 22 14 36
+    "mixed": 0.5,           # Harbor7, 4B719, Gr8Sc0tt
+    "strong": 0.7,          # 8+ long, both cases and a digit: Tr0mbone!Sunset42, Wolke7Blau
+    "random": 0.7,          # 16+ long, letters and digits, entropy of 3 bits or more (a hex token)
+    "random_mixed": 0.9,    # 20+ long, both cases and digits, entropy of 4 bits or more
+}
+CONTEXT_SCORE = {
+    "credential_word": 0.5,  # a word naming a credential in the same sentence, near the value
+    "access": 0.5,           # "unlocks", "to log in", "gets me into", "keypad", "entsperrt"
+    "carried": 0.5,          # the sender's previous message named a credential (the value opens this one)
+    "keep": 0.2,             # "keep this", "hold onto", "stash", "remember": asked to be kept
+    "identity": 0.3,         # an e-mail address beside it: "marta.l@mail.com / Biscuit_Tin9" is a login
+    "counted": -0.6,         # "after 1000 requests", "room 4417", "2500 steps": a number of the sentence
+}
+THRESHOLD = 0.9
+# Presidio's context window is five words; a value shaped like a password is judged by its
+# whole sentence ("das Kennwort ... steht nicht mehr auf dem Zettel, es ist jetzt Wolke7Blau").
+_CONTEXT_REACH = 5
+_SENTENCE_REACH = 25
+_KEEP = re.compile(r"(?i)\b(?:keep|kept|hold\s+onto|hang\s+on\s+to|stash|safekeeping|remember|memori[sz]e|"
+                   r"save|store|write\s+(?:it|this|that)?\s*down|note\s+(?:it|this|that)?\s*down|jot)\b")
+_VERSION = re.compile(r"^v?\d+(?:\.\d+){1,3}[a-z]?$", re.I)
+_DECIMAL = re.compile(r"^[-+]?\d*[.,]\d+$")
+_TIME_RANGE = re.compile(r"^(\d{1,2}):?(\d{2})-(\d{1,2}):?(\d{2})$")
+_PHONE = re.compile(r"^\+?\(?\d{1,4}\)?(?:[-. ]\d{2,4}){2,4}$")
 
 
-def _access(text: str) -> list[Finding]:
-    words = list(_words(text, 0))
-    findings = []
-    for count, (raw, word, at) in enumerate(words):
+def _is_phone(value: str) -> bool:
+    return bool(_PHONE.match(value)) and sum(c.isdigit() for c in value) >= 9
+
+
+_EMAIL = re.compile(r"^[\w.+-]+@[\w-]+\.[\w.]+$")
+_ADDRESS = re.compile(r"@[\w-]+\.|://|^www\.", re.I)
+_SENTENCE_END = (".", "!", "?", ";")
+
+
+def _shape(value: str, previous: str) -> str | None:
+    if not credential_shaped(value, previous=previous) or _VERSION.match(value) or _DECIMAL.match(value):
+        return None
+    if _ADDRESS.search(value):
+        return None  # an e-mail address or a link is a way to reach someone, not a secret
+    if _is_phone(value):
+        return None  # "1-800-555-0199": a number to call
+    times = _TIME_RANGE.match(value)
+    if times and all(int(h) < 24 and int(m) < 60 for h, m in (times.groups()[:2], times.groups()[2:])):
+        return None  # opening hours, "0930-1730"
+    letters = sum(c.isalpha() for c in value)
+    digits = sum(c.isdigit() for c in value)
+    if len(value) >= 16 and _decoded(value) is not None:
+        return None  # base64 of readable text: _hidden reads what it says
+    if not digits and all(c.isalpha() or c in "-'’." for c in value):
+        return None  # "EC-Karte", "McAllister": words, however capitalised (the described forms read those)
+    upper, lower = any(c.isupper() for c in value), any(c.islower() for c in value)
+    if len(value) >= 20 and upper and lower and digits and _entropy(value) >= 4.0:
+        return "random_mixed"
+    if len(value) >= 16 and letters and digits and _entropy(value) >= 3.0:
+        return "random"
+    if len(value) >= 8 and upper and lower and digits:
+        return "strong"
+    return "mixed" if letters else "digits"
+
+
+def _counted(words: list, count: int, end_count: int, named_just_before: bool) -> bool:
+    """Whether the value of words[count:end_count] counts, orders or locates something."""
+    back = count - 1
+    while back > 0 and words[back][1].lower() in ("is", "was", "'s", "are", "be", "will", "would", "should"):
+        back -= 1  # "the PR number is 4821" counts as "PR number 4821" does
+    if back < count - 1 and back >= 0 and words[back][1].lower() in ("number", "no", "nr", "#"):
+        named_just_before = back > 0 and (credential_word_kind(words[back - 1][1]) is not None
+                                          or is_access_word(words[back - 1][1]))  # "the lock number is"
+    before = words[back][1].lower() if back >= 0 else ""
+    after = words[end_count][1].lower() if end_count < len(words) else ""
+    if before in COUNTED_BEFORE and not (named_just_before and before in ("number", "no", "nr", "#")):
+        return True  # "PIN number 4821" is named; "order number 4821" counts
+    return after in UNITS or (after == "%")
+
+
+# A rule or an example, not the value: "a PIN should never be 1234", "a code like 0000".
+_HYPOTHETICAL = frozenset("should shouldn't must mustn't never like such example e.g.".split())
+
+
+def _near(words: list, sentence: list[int], count: int, end_count: int, *, reach: int) -> list[int]:
+    """The words of the value's clause within `reach` words of it, not counting the small
+    words between ("el PIN de la tarjeta de débito lo cambié a 6671": four words away)."""
+    near = []
+    for step, indices in ((-1, range(count - 1, -1, -1)), (1, range(end_count, len(words)))):
+        distance = 0
+        for i in indices:
+            if sentence[i] != sentence[count] or distance > reach:
+                break
+            near.append(i)
+            if words[i][1].lower() not in _FILLERS and words[i][1].lower() not in _ASSIGNMENT:
+                distance += 1
+    return near
+
+
+def _sentences(words: list) -> list[int]:
+    """The sentence (or the clause, after a word of rule or example) each word belongs to."""
+    ids, current = [], 0
+    for raw, word, _ in words:
+        if word.lower() in _HYPOTHETICAL:
+            current += 1
+        ids.append(current)
+        # A question does not end the context: "wifi password? It's Seashell_44" answers it.
+        if raw.endswith(_SENTENCE_END) and not raw.endswith("?") and not word[-1:].isdigit():
+            current += 1
+    return ids
+
+
+def _candidates(words: list, text: str) -> list[tuple[int, int, int, int, str]]:
+    """Every value-shaped token or digit run: (first word, word after it, start, end, shape)."""
+    found = []
+    count = 0
+    while count < len(words):
+        raw, word, at = words[count]
         value = word.strip("*#")
-        if not value or len(value) < 4 or not (_DIGITS.match(value) or (value[:-1].isdigit() and value[-1].isalpha())):
+        end_count, end = count + 1, at + len(word)
+        shape = None
+        if word[:1].isdigit() or word.lower() in _NUMBER_WORDS:
+            # Digits in groups are one value: "22 14 36", "two eight eight one", or a phone
+            # number ("0800 123 4567"), which is none.
+            run = _digit_run(words, count)
+            numbers = words[count:count + (run[2] if run else 0)]
+            if run is not None and run[2] > 1 and all(w.isdigit() or w.lower() in _NUMBER_WORDS for _, w, _ in numbers):
+                if _is_phone(text[at:run[0]]):
+                    count += run[2]
+                    continue
+                if run[1] >= 4:
+                    shape, end, end_count = "digits", run[0], count + run[2]
+        if shape is None and (len(value) >= 8 or len(value) >= 4 and not value.isalpha()):
+            shape = _shape(value, words[count - 1][1].lower() if count else "")
+        if shape is not None:
+            found.append((count, end_count, at + (word.find(value) if value else 0), end, shape))
+        count = end_count
+    return found
+
+
+def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = False) -> list[Finding]:
+    words = list(_words(text, 0))
+    candidates = _candidates(words, text)
+    if not candidates:
+        return []  # most messages hold no value at all: no context to read
+    starts = [at for _, _, at in words]
+    sentence = _sentences(words)
+    # Which words are credential words (by kind), access cues, or asks to keep something.
+    named: dict[int, str] = {}
+    for kind, start, end in names:
+        if kind == "card_number":  # "the card ending in 4242" names a card, not a secret
             continue
-        previous = words[count - 1][1].lower() if count else ""
-        if not credential_shaped(value, previous=previous) or previous in ("no", "number", "#", "order", "room",
-                                                                            "flight", "bus", "at", "by", "from"):
-            continue
-        near = [w.lower() for _, w, _ in words[max(0, count - _ACCESS_REACH):count + _ACCESS_REACH + 1]]
-        if _ACCESS_WORDS.intersection(near):
-            findings.append(Finding("access_code", at, at + len(word)))
+        following = bisect.bisect_left(starts, end)
+        if following < len(words) and words[following][1].lower() in _DESCRIBED:
+            continue  # "password manager", "PIN pad", "kod pocztowy" name other things
+        named[max(0, bisect.bisect_right(starts, start) - 1)] = kind
+    access = {i for i, (_, word, _) in enumerate(words) if is_access_word(word)}
+    for match in ACCESS_PHRASES.finditer(text):
+        first = max(0, bisect.bisect_right(starts, match.start()) - 1)
+        access.update(range(first, bisect.bisect_left(starts, match.end())))
+    access = {i for i in access if i + 1 >= len(words) or words[i + 1][1].lower() not in NOT_ACCESS_AFTER}
+    keep = {max(0, bisect.bisect_right(starts, m.start()) - 1) for m in _KEEP.finditer(text)}
+    identity = {i for i, (_, word, _) in enumerate(words) if _EMAIL.search(word)}
+    findings = []
+    for count, end_count, start, end, shape in candidates:
+        near = _near(words, sentence, count, end_count,
+                     reach=_SENTENCE_REACH if shape in ("strong", "random", "random_mixed") else _CONTEXT_REACH)
+        kinds = {named[i] for i in near if i in named}
+        # A bare "code" takes digits ("the discount code SUMMER20"), a bare "pass" anything but
+        # digits ("bus pass 4471").
+        kinds -= {"pass"} if shape == "digits" else {"code"}
+        score = SHAPE_SCORE[shape]
+        score += CONTEXT_SCORE["credential_word"] if kinds else 0
+        score += CONTEXT_SCORE["access"] if access.intersection(near) else 0
+        score += CONTEXT_SCORE["keep"] if shape in ("random", "strong") and keep.intersection(near) else 0
+        score += CONTEXT_SCORE["identity"] if shape != "digits" and identity.intersection(near) else 0
+        leading = all(w.lower() in _FILLERS for _, w, _ in words[:count])
+        score += CONTEXT_SCORE["carried"] if carried and count <= 1 and leading else 0
+        named_before = any(i in named for i in range(max(0, count - 2), count))
+        if count - 1 not in access and _counted(words, count, end_count, named_before):
+            score += CONTEXT_SCORE["counted"]
+        if score >= THRESHOLD - 1e-9:
+            kind = sorted(kinds)[0] if kinds else "access_code" if shape == "digits" else "token"
+            findings.append(Finding(kind, start, end))
     return findings
 
 
@@ -441,7 +692,30 @@ def _decoded(run: str) -> str | None:
     return text if text and sum(c.isprintable() or c.isspace() for c in text) / len(text) > 0.95 else None
 
 
+# Lines of nothing but base64: a key's body is one block of them, its last line often short.
+_BASE64_BLOCK = re.compile(r"(?m)^[ \t]*[A-Za-z0-9+/]{8,}={0,2}[ \t]*(?:\n[ \t]*[A-Za-z0-9+/]{8,}={0,2}[ \t]*)*$")
+
+
+_HEX_RUN = re.compile(r"\b(?:[0-9a-fA-F]{2}){8,}\b")
+
+
 def _hidden(text: str, inner) -> list[Finding]:
+    findings = _bare_key_material(text, inner)
+    for match in _HEX_RUN.finditer(text):  # a credential written out in hex bytes
+        try:
+            decoded = bytes.fromhex(match.group()).decode("utf-8")
+        except ValueError:
+            continue
+        if decoded.isprintable() and inner(decoded):
+            findings.append(Finding("encoded_secret", match.start(), match.end()))
+    for block in _BASE64_BLOCK.finditer(text):
+        # A block of base64 lines with key material in it is key material through its last line.
+        if "\n" in block.group().strip() and any(block.start() <= f.start < block.end() for f in findings):
+            findings.append(Finding("key_material", block.start(), block.end()))
+    return findings
+
+
+def _bare_key_material(text: str, inner) -> list[Finding]:
     findings = []
     for match in _BASE64_RUN.finditer(text):
         run = match.group().rstrip("=")
@@ -455,10 +729,14 @@ def _hidden(text: str, inner) -> list[Finding]:
     return findings
 
 
-def described_credentials(text: str, inner) -> list[Finding]:
+def described_credentials(text: str, inner, *, carried: bool = False) -> list[Finding]:
     """Credentials described in words, or hidden or bare, in `text` (normalised by the caller).
-    `inner(text)` says whether a decoded base64 string holds a secret (safety.find_secrets)."""
-    return [*_worded(text), *_value_first(text), *_access(text), *_hidden(text, inner)]
+    `inner(text)` says whether a decoded base64 string holds a secret (safety.find_secrets).
+    `carried`: the sender's previous message named a credential, so a value opening this one
+    is likely its value."""
+    names = credential_words(text)
+    return [*_worded(text, names), *_value_first(text, names), *_scored(text, names, carried=carried),
+            *_hidden(text, inner)]
 
 
 def continued_credential(text: str) -> Finding | None:

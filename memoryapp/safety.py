@@ -3,8 +3,9 @@ import re
 from dataclasses import dataclass
 
 from memoryapp.credentials import (
-    CREDENTIAL_WORDS, continued_credential, credential_shaped, described_credentials, normalise, original_span,
+    continued_credential, credential_shaped, credential_words, described_credentials, normalise, original_span,
 )
+from memoryapp.credential_lexicon import ACCESS_PHRASES, is_access_word
 
 
 @dataclass(frozen=True)
@@ -82,12 +83,22 @@ def _luhn_ok(digits: str) -> bool:
     return total % 10 == 0
 
 
-def find_secrets(text: str, *, continues: bool = False) -> list[SecretFinding]:
+def _iban_ok(candidate: str) -> bool:
+    """ISO 13616's check: the country and check digits moved to the end, read as a number
+    with letters as 10..35, leave 1 modulo 97."""
+    compact = re.sub(r"\s", "", candidate).upper()
+    number = "".join(str(int(c, 36)) for c in compact[4:] + compact[:4])
+    return int(number) % 97 == 1
+
+
+def find_secrets(text: str, *, continues: bool = False, carried: bool = False) -> list[SecretFinding]:
     """Every secret in `text`, as spans of `text`. Looked for in the text normalised
-    (credentials.normalise: compatibility forms, zero-width characters, look-alike letters), by
-    token shape (SECRET_PATTERNS) and as credentials described in words (credentials.py).
+    (credentials.normalise: compatibility forms, zero-width characters, look-alike letters,
+    spaced-out letters), by token shape (SECRET_PATTERNS) and as credentials described in words
+    or scored by shape and context (credentials.py).
     `continues`: the previous message of the same person ended with a credential's word, so a
-    value at the start of this one finishes it."""
+    value at the start of this one finishes it. `carried`: that message named a credential
+    somewhere (mentions_credential), so a value opening this one scores as if named here."""
     normal, origin = normalise(text)
     found: list[SecretFinding] = []
     for kind, pattern in SECRET_PATTERNS:
@@ -96,8 +107,11 @@ def find_secrets(text: str, *, continues: bool = False) -> list[SecretFinding]:
                 digits = re.sub(r"\D", "", match.group())
                 if not (13 <= len(digits) <= 19 and _luhn_ok(digits)):
                     continue
+            if kind == "iban" and not _iban_ok(match.group()):
+                continue  # a parcel's tracking code has the shape, not the check digits
             found.append(SecretFinding(kind, *match.span()))
-    found += [SecretFinding(f.kind, f.start, f.end) for f in described_credentials(normal, _holds_secret)]
+    found += [SecretFinding(f.kind, f.start, f.end)
+              for f in described_credentials(normal, _holds_secret, carried=carried or continues)]
     if continues and (finding := continued_credential(normal)) is not None:
         found.append(SecretFinding(finding.kind, finding.start, finding.end))
     # Overlapping findings merge into one span (the one starting first names it): a token shape
@@ -110,7 +124,14 @@ def find_secrets(text: str, *, continues: bool = False) -> list[SecretFinding]:
         else:
             merged.append(finding)
     findings = [SecretFinding(f.kind, *original_span(origin, f.start, f.end, len(text))) for f in merged]
+    # Text redacted once (at append) is looked at again by extraction: what a marker already
+    # stands for is not found a second time ("my password is [redacted password]").
+    markers = [m.span() for m in REDACTION_MARKER.finditer(text)]
+    findings = [f for f in findings if not any(f.start < end and start < f.end for start, end in markers)]
     return sorted(findings, key=lambda f: f.start)
+
+
+REDACTION_MARKER = re.compile(r"\[redacted ([a-z_]+)\]")
 
 
 def _holds_secret(decoded: str) -> bool:
@@ -125,10 +146,25 @@ def ends_with_credential_word(text: str) -> bool:
     tail = normalise(text)[0].rstrip().lower()
     if re.search(r"\[redacted [a-z_]+\][\s.,;:!?-]*$", redact_secrets(text)[0].rstrip().lower()):
         return True  # "... is Harbor" then "Lights!2024": a value cut short may go on
-    return any(
-        pattern.search(tail[-60:]) and re.search(r"(?:\b(?:is|was|are|ist|es|est|é|è)|[:=])\s*$", tail)
-        for _, pattern in CREDENTIAL_WORDS
-    )
+    return bool(re.search(r"(?:\b(?:is|was|are|ist|es|est|é|è|lautet|jest|to)|[:=])\s*$", tail)
+                and credential_words(tail[-60:]))
+
+
+def follows_credential(previous: str) -> tuple[bool, bool]:
+    """(continues, carried) for a message whose sender's previous message was `previous`: it
+    stopped where a value starts, or it named a credential somewhere (find_secrets' flags)."""
+    continues = ends_with_credential_word(previous)
+    return continues, not continues and mentions_credential(previous)
+
+
+def mentions_credential(text: str) -> bool:
+    """Whether a message names a credential or a way in ("my bank PIN, next message", "this
+    one unlocks the shed"): a value opening the sender's next message is then scored as if
+    named there. (A message that ended on a secret is ends_with_credential_word's.)"""
+    normal = normalise(text)[0]
+    if credential_words(normal) or ACCESS_PHRASES.search(normal):
+        return True
+    return any(is_access_word(word.strip(".,;:!?\"'()")) for word in normal.split())
 
 
 def text_values(value) -> list[str]:
@@ -154,8 +190,8 @@ def redact_value(value):
     return value
 
 
-def redact_secrets(text: str, *, continues: bool = False) -> tuple[str, list[SecretFinding]]:
-    findings = find_secrets(text, continues=continues)
+def redact_secrets(text: str, *, continues: bool = False, carried: bool = False) -> tuple[str, list[SecretFinding]]:
+    findings = find_secrets(text, continues=continues, carried=carried)
     if not findings:
         return text, []
     out, last = [], 0

@@ -7,7 +7,7 @@ from django.utils import timezone
 from memoryapp.actors import Actor
 from memoryapp.models import Event, Job, Subject, Tenant
 from memoryapp.policy import DEFAULT_SOURCE_FOR_ROLE, durable_types_allowed
-from memoryapp.safety import redact_value
+from memoryapp.safety import follows_credential, redact_secrets, redact_value
 from memoryapp.services.audit import audit_record
 from memoryapp.services.jobs import job_create
 from memoryapp.services.tenants import subject_get_or_create
@@ -58,16 +58,26 @@ def event_append(
     now = timezone.now()
     fresh: list[Event] = []
     results: list[AppendedEvent] = []
+    # The subject's last two messages (session, role, content as stored): a credential's value
+    # may come in the message after the one that names it ("my door code is" / "6 6 1 9").
+    recent = list(Event.objects.filter(subject=subject, seq__gt=subject.last_seq - 2).order_by("seq")
+                  .values_list("session_id", "role", "content"))
     for item in events:
         if item.event_id in existing:
             results.append(AppendedEvent(existing[item.event_id], duplicate=True))
             continue
         subject.last_seq += 1
-        # The labels around the content are stored as sent, less any secret in them (the content
-        # itself is redacted by extraction, which quarantines what it finds): a speaker or a
-        # session id is copied into episodes and onto the subject.
+        # Nothing is stored with a secret in it, not even until the worker comes: the content
+        # is redacted here (extraction looks again with the same rules, and audits what was cut
+        # in its place in the trail, from the markers), and so are the labels around it, which
+        # are copied into episodes and onto the subject.
         speaker, session_id, metadata = (redact_value(item.speaker or ""), redact_value(item.session_id or ""),
                                          redact_value(item.metadata or {}))
+        continues, carried = _follows_credential(recent, session_id=session_id, role=item.role)
+        content, findings = redact_secrets(item.content, continues=continues, carried=carried)
+        recent.append((session_id, item.role, content))
+        labels_redacted = (speaker, session_id, metadata) != (item.speaker or "", item.session_id or "",
+                                                              item.metadata or {})
         event = Event(
             tenant=tenant,
             subject=subject,
@@ -75,13 +85,13 @@ def event_append(
             seq=subject.last_seq,
             role=item.role,
             source_kind=item.source_kind or DEFAULT_SOURCE_FOR_ROLE.get(item.role, "user"),
-            content=item.content,
+            content=content,
             occurred_at=item.occurred_at or now,
             session_id=session_id,
             speaker=speaker,
             metadata=metadata,
-            flags=["secret_redacted"] if (speaker, session_id, metadata) != (
-                item.speaker or "", item.session_id or "", item.metadata or {}) else [],
+            redacted=bool(findings),
+            flags=["secret_redacted"] if labels_redacted or findings else [],
         )
         existing[item.event_id] = event  # a repeat inside the same batch is a duplicate too
         fresh.append(event)
@@ -111,3 +121,12 @@ def event_append(
 
     job_enqueue_on_commit(job)
     return results, job
+
+
+def _follows_credential(recent: list[tuple], *, session_id: str, role: str) -> tuple[bool, bool]:
+    """(continues, carried) from the sender's own previous message, one or two messages back in
+    the same session (as extraction's _continuing_credentials reads it)."""
+    for previous_session, previous_role, previous_content in reversed(recent[-2:]):
+        if previous_session == session_id and previous_role == role:
+            return follows_credential(previous_content)
+    return False, False

@@ -33,7 +33,7 @@ from memoryapp.extraction import Candidate, RULES_VERSION, extract_candidates, e
 from memoryapp.extraction.rules import is_ephemeral
 from memoryapp.models import Event, Job, Memory, MemoryEvidence, Subject, Tenant
 from memoryapp.policy import durable_types_allowed
-from memoryapp.safety import ends_with_credential_word, looks_like_instruction, redact_secrets
+from memoryapp.safety import REDACTION_MARKER, follows_credential, looks_like_instruction, redact_secrets
 from memoryapp.services.audit import AuditBuffer, audit_record
 from memoryapp.services.jobs import job_progress
 from memoryapp.services.memories import MemoryDraft, MemoryWriteBatch, content_hash
@@ -156,39 +156,48 @@ def _claim(*, tenant: Tenant, ids: list) -> list[Event]:
     return events
 
 
-def _continuing_credentials(*, tenant: Tenant, events: list[Event]) -> set:
+def _continuing_credentials(*, tenant: Tenant, events: list[Event]) -> tuple[set, set]:
     """Ids of the events whose sender's previous message (same subject, session and role, one
-    or two messages back) stopped where a credential's value starts: "my bank PIN is" then
-    "4821". The value alone looks like nothing, so it is only caught with what came before."""
+    or two messages back) stopped where a credential's value starts ("my bank PIN is" then
+    "4821"), and ids of those whose previous message named a credential anywhere ("the bank PIN,
+    I'll send it separately" then "4821"). The value alone looks like nothing, so it is only
+    caught with what came before."""
     wanted = {(e.subject_id, e.seq - back) for e in events for back in (1, 2)}
     if not wanted:
-        return set()
+        return set(), set()
     with transaction.atomic():
         tenant_activate(tenant=tenant)
         earlier = Event.objects.filter(
             tenant=tenant, subject_id__in={s for s, _ in wanted}, seq__in={q for _, q in wanted},
         ).values_list("subject_id", "seq", "session_id", "role", "content")
         by_position = {(s, q): (session, role, content) for s, q, session, role, content in earlier}
-    continuing = set()
+    continuing, carried = set(), set()
     for event in events:
         for back in (1, 2):
             previous = by_position.get((event.subject_id, event.seq - back))
             if previous is None or previous[0] != event.session_id or previous[1] != event.role:
                 continue
-            if ends_with_credential_word(previous[2]):
+            continues, carries = follows_credential(previous[2])
+            if continues:
                 continuing.add(event.pk)
+            elif carries:
+                carried.add(event.pk)
             break  # only the sender's own last message counts
-    return continuing
+    return continuing, carried
 
 
-def _prepare(event: Event, extractor, *, continues: bool = False) -> Prepared:
+def _prepare(event: Event, extractor, *, continues: bool = False, carried: bool = False) -> Prepared:
     event_namespace(event)  # a poison event fails here, alone
-    content, findings = redact_secrets(event.content, continues=continues)
+    content, findings = redact_secrets(event.content, continues=continues, carried=carried)
+    kinds = {f.kind for f in findings}
+    if event.redacted and "released" not in (event.flags or []):
+        # Redacted at append (services/events.py): the refusal is audited here, once, as if found here.
+        kinds |= set(REDACTION_MARKER.findall(event.content))
     untrusted = not durable_types_allowed(event.source_kind)
     instruction_like = looks_like_instruction(content)
     prepared = Prepared(
         event=event, claim=event.claimed_at, content=content,
-        secret_kinds=sorted({f.kind for f in findings}), untrusted=untrusted,
+        secret_kinds=sorted(kinds), untrusted=untrusted,
         instruction_like=instruction_like, ephemeral=is_ephemeral(content),
     )
     # Trust: untrusted text is evidence only, and instruction-like text from anyone but the
@@ -481,10 +490,11 @@ def _claim_and_embed(*, tenant: Tenant, ids: list, extractor, embedder: ThreadPo
     totals["claimed"] += len(claimed)
     try:
         prepared = []
-        continuing = _continuing_credentials(tenant=tenant, events=claimed)
+        continuing, carried = _continuing_credentials(tenant=tenant, events=claimed)
         for event in claimed:
             try:
-                prepared.append(_prepare(event, extractor, continues=event.pk in continuing))
+                prepared.append(_prepare(event, extractor, continues=event.pk in continuing,
+                                         carried=event.pk in carried))
             except TRANSIENT:
                 raise
             except Exception as exc:  # a poison event fails alone; the others go on

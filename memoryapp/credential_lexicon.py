@@ -1,0 +1,191 @@
+"""The words around a credential, in the common languages, recognised as a class.
+
+A credential word is found by its stem, not by a list of sentences: "Passwort", "Passwörter",
+"Firmenpasswort", "WLAN-Kennwort", "Bankkennworts", "wachtwoord", "hasłem", "contraseñas" all
+carry a stem of "password". Each word is looked at lower-cased with its accents taken off
+(ö -> o, ł -> l, ß -> ss), so one stem covers every inflection and compound:
+
+- a long stem (six letters or more, or one no other word contains) counts anywhere in a word;
+- a short stem ("pin", "code", "kod", "pwd") counts as a whole word, as a part of a hyphenated
+  compound ("SIM-PIN"), with a few inflections ("codes", "kodu"), or as the tail of a compound
+  ("Tresorcode", "pincode", "Handypin") unless the compound names something else ("barcode",
+  "postcode", "Rabattcode", "hairpin").
+
+Access cues are the other half of Presidio's context idea: "unlocks", "gets me into", "to log
+in", "entsperrt", "ouvre", and the things a code opens (keypad, padlock, alarm). Counting cues
+("after 1000 requests", "room 4417", "3000 steps") mark a number as a word of the sentence.
+"""
+import functools
+import re
+import unicodedata
+
+# --- credential words -------------------------------------------------------------------------
+
+# stem (accent-free, lower case) -> kind. Long stems match inside any word.
+LONG_STEMS = {
+    # password in English, German, Dutch, Spanish, Portuguese, Polish, Scandinavian, Finnish, Czech,
+    # Hungarian, Turkish, Romanian, Italian ("parola d'ordine" is matched as a phrase in
+    # credentials.py: "parola" alone is "word").
+    "password": "password", "passwort": "password", "kennwort": "password", "wachtwoord": "password",
+    "contrasena": "password", "senha": "password", "haslo": "password", "hasla": "password",
+    "haslem": "password", "hasle": "password", "losenord": "password", "passord": "password",
+    "adgangskode": "password", "salasana": "password", "heslo": "password", "jelszo": "password",
+    "sifre": "password", "parolei": "password", "passphrase": "password", "passphrasen": "password",
+    "passcode": "password", "passwd": "password", "losungswort": "password", "motdepasse": "password",
+    "geheimwort": "password", "codewort": "password", "kodeord": "password",
+    # PIN
+    "geheimzahl": "pin", "geheimnummer": "pin", "pincode": "pin", "pinkode": "pin", "pinnummer": "pin",
+    "pinnumber": "pin",
+    # codes and combinations that open something
+    "zugangscode": "access_code", "zugangsdaten": "password", "zugangsnummer": "access_code",
+    "kombination": "access_code", "combinacion": "access_code", "combinaison": "access_code",
+    "combinazione": "access_code", "combinacao": "access_code", "combinatie": "access_code",
+    "szyfr": "access_code", "toegangscode": "access_code", "keycode": "access_code",
+    "sicherheitscode": "one_time_code", "bestatigungscode": "one_time_code", "verifizierungscode": "one_time_code",
+    "einmalcode": "one_time_code", "einmalpasswort": "one_time_code", "verificatiecode": "one_time_code",
+    "beveiligingscode": "one_time_code", "inlogcode": "one_time_code", "anmeldecode": "one_time_code",
+    "weryfikacyjny": "one_time_code", "jednorazowy": "one_time_code",
+    # the answer to a security question
+    "sicherheitsfrage": "security_answer", "sicherheitsantwort": "security_answer",
+    "geheimfrage": "security_answer", "beveiligingsvraag": "security_answer",
+    # keys (as in "the key of my account", "Schlüssel", "llave", "klucz")
+    "schlussel": "api_key", "sleutel": "api_key", "klucz": "api_key", "chiave": "api_key", "llave": "api_key",
+    "nyckel": "api_key", "nogle": "api_key", "clave": "password",
+    "credential": "password", "zugangskennung": "password", "digicode": "access_code",
+    # verification in English, German, French, Spanish, Italian, Portuguese, Polish, Dutch
+    "verification": "one_time_code", "verifizierung": "one_time_code", "verificacion": "one_time_code",
+    "verifica": "one_time_code", "verificacao": "one_time_code", "weryfikac": "one_time_code",
+    "verificatie": "one_time_code",
+}
+# Short stems: a whole word, a part of a hyphenated compound, or an inflection listed here.
+SHORT_STEMS = {
+    "pin": "pin", "pins": "pin", "nip": "pin", "pwd": "password", "pw": "password", "mdp": "password", "otp": "one_time_code",
+    "chave": "api_key", "cle": "api_key", "token": "api_key", "tokens": "api_key", "2fa": "one_time_code",
+    "mfa": "one_time_code", "totp": "one_time_code",
+    # "pass" is a password only before a value that is no plain number ("pass Sunrise#91"; a
+    # "bus pass 4471" is a ticket): credentials.py reads the kind that way.
+    "pass": "pass",
+    # "code", "codes", "código" and "codice" as whole words are credentials.CREDENTIAL_WORDS' own
+    # (which knows "zip code" and "dress code" are none).
+    "codigos": "code", "codici": "code", "kod": "code", "kodu": "code", "kodem": "code", "kode": "code", "koden": "code", "koodi": "code",
+}
+# The tail of a compound: "Tresorcode", "Handy-PIN" (hyphenated parts are words already), "Bankpin".
+COMPOUND_TAILS = {"code": "code", "codes": "code", "kode": "code", "koden": "code", "pin": "pin",
+                  "pins": "pin", "nummer": None}
+# Compounds ending in a short stem that name no credential.
+NOT_CREDENTIALS = frozenset(
+    # English
+    "barcode barcodes postcode postcodes zipcode zipcodes unicode encode decode opcode opcodes bytecode shortcode "
+    "shortcodes geocode timecode transcode qrcode promocode pseudocode microcode sourcecode hairpin linchpin "
+    "lynchpin clothespin kingpin tailspin spin backspin topspin chopin tiepin lapin "
+    # German, Dutch, Scandinavian: discount, voucher, error, post, bar, source, country, area codes
+    "rabattcode gutscheincode aktionscode fehlercode postcode strichcode quellcode landercode vorwahlcode "
+    "farbcode dresscode kortingscode foutcode broncode streepjescode landcode rabatkode fejlkode "
+    "postnummer".split()
+)
+
+# --- access cues --------------------------------------------------------------------------------
+
+# Stems of words that operate a lock or an account, or name a thing a code opens.
+ACCESS_STEMS = (
+    "unlock", "disarm", "keypad", "padlock", "lockbox", "keysafe", "login", "logon", "signin",
+    "authenticat", "authentifi", "autentic", "autentyk",
+    "entsperr", "freischalt", "aufschlie", "offnet", "einlogg", "anmeld",
+    "debloqu", "deverrouill", "desbloque", "destrav", "sblocc", "ontgrendel", "odblok", "inlogg", "zaloguj",
+    "alarm",
+)
+# Doors and lids a code opens, as whole words (a stem would find "tur" in "nature").
+ACCESS_WORDS = frozenset(
+    "door doors porte portail puerta porta portao portone cancello tur ture haustur deur drzwi furtka "
+    "padlocks lock locks safe tresor cadenas candado lucchetto locker lockers casier taquilla armadietto "
+    "kluis sejf coffre spind portao cancelo".split()
+)
+# After an access word, a noun that makes it another thing: "alarm clock", "lock screen", "safe room".
+NOT_ACCESS_AFTER = frozenset("clock clocks screen room rooms bell bells deposit frame handle mat knob sign step "
+                             "steps".split())
+# Cues of more than one word, or a word that is a cue only as a verb of access.
+ACCESS_PHRASES = re.compile(
+    r"(?i)\b(?:log(?:s|ged|ging)?\s*(?:in|into|on|onto)|sign(?:s|ed|ing)?\s*(?:in|into|on|onto)|"
+    r"(?:gets?|got|getting|lets?|letting)\s+(?:[^\W\d]+\s+){1,2}in(?:to|side)?\b|"
+    r"get(?:s|ting)?\s+(?:in|into)\b|(?:opens?|opened)(?!\s+(?:at|from|until|till|on|in|daily|every|late|early|again|up))|open\s+(?:the|my|our|it)|"
+    r"(?:to|can)\s+(?:access|enter|open|unlock)|access(?:es|ed)?\s+(?:my|the|our|your)|"
+    r"(?:punch|key|tap|type)\s+in|ouvre|ouvrir|abre|abrir|apre|aprire|[oö]ffnen|openen|opent|otwiera|"
+    r"se\s+connecter|iniciar\s+sesi[oó]n|acceder|accedere|entrar|acessar)\b"
+)
+
+# --- counting cues: a number that is a word of the sentence -----------------------------------------
+
+# Right before a number: what it counts, orders or locates.
+COUNTED_BEFORE = frozenset(
+    "after about over under around some than every per at on by for in within from until till since between of "
+    "last next first top "
+    "nearly almost approximately roughly only just page room rooms flight flights train bus platform gate "
+    "order invoice ref reference ticket booking seat row table floor version ver v model serial tracking "
+    "postcode zip tel phone call dial ring fax ext extension number no nr nº # route line track exit "
+    "year years km kg mile miles chapter step steps level score error status badge case issue bug build "
+    "release episode season section item lot batch unit apt apartment suite house building block terminal "
+    "lane road exit member membership customer client patient student employee id".split()
+)
+# Right after a number: a unit or a counted noun ("1000 requests", "250 grams", "3000 steps").
+UNITS = frozenset(
+    "times people persons users requests calls steps miles km kilometres kilometers metres meters m cm mm "
+    "kg g grams gram lbs pounds euros euro dollars dollars usd eur gbp yen percent % degrees years months "
+    "weeks days hours minutes seconds mins secs hrs words pages items points votes followers views likes "
+    "employees staff members guests calories kcal ml litres liters l rpm mph kph bytes kb mb gb tb "
+    # and singular, as in "a 1500 word essay", "a 2000 piece puzzle"
+    "time person user request call step mile metre meter gram pound euro dollar percent degree year month "
+    "week day hour minute second word page item point piece seat bed room".split()
+)
+
+_FOLD = str.maketrans({"ł": "l", "ø": "o", "ß": "ss", "æ": "ae", "œ": "oe", "đ": "d", "ı": "i"})
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "@": "a", "$": "s", "5": "s", "7": "t"})
+_PARTS = re.compile(r"[-_/]")
+_LONG = re.compile("|".join(sorted(LONG_STEMS, key=len, reverse=True)))
+
+
+def fold(word: str) -> str:
+    """Lower case without accents: "Passwörter" -> "passworter", "hasłem" -> "haslem"."""
+    decomposed = unicodedata.normalize("NFKD", word.lower().translate(_FOLD))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _possessive(folded: str) -> str:
+    """"door's" -> "door", "passcode's" -> "passcode"."""
+    return folded[:-2] if folded.endswith(("'s", "’s")) else folded
+
+
+def _tail_kind(part: str) -> str | None:
+    for tail, kind in COMPOUND_TAILS.items():
+        if kind and part.endswith(tail) and len(part) - len(tail) >= 3 and part not in NOT_CREDENTIALS:
+            return kind
+    return None
+
+
+# Words repeat from message to message: each is judged once.
+@functools.lru_cache(maxsize=65536)
+def credential_word_kind(word: str) -> str | None:
+    """The kind of credential `word` names (one token, punctuation stripped), or None."""
+    folded = _possessive(fold(word))
+    if not folded or len(folded) > 40 or not any(c.isalpha() for c in folded):
+        return None
+    if word[-3:] == "TAN":  # a bank's transaction number ("TAN", "mTAN", "pushTAN"), not the colour
+        return "one_time_code"
+    match = _LONG.search(folded)
+    if match is None and any(c in "0134@$57" for c in folded) and any(c.isalpha() for c in folded):
+        match = _LONG.search(folded.translate(_LEET))  # "p@ssw0rd", "Passw0rt"
+    if match is not None:
+        return LONG_STEMS[match.group()]
+    for part in [folded, *_PARTS.split(folded)] if _PARTS.search(folded) else [folded]:
+        if part in NOT_CREDENTIALS:
+            continue
+        if part in SHORT_STEMS:
+            return SHORT_STEMS[part]
+        if (kind := _tail_kind(part)) is not None:
+            return kind
+    return None
+
+
+@functools.lru_cache(maxsize=65536)
+def is_access_word(word: str) -> bool:
+    folded = _possessive(fold(word))
+    return folded in ACCESS_WORDS or any(stem in folded for stem in ACCESS_STEMS)

@@ -14,14 +14,17 @@ from tests.conftest import gunicorn_errors, gunicorn_process, gunicorn_workers, 
 pytestmark = pytest.mark.django_db
 
 
-def test_a_key_over_its_rate_gets_429_with_retry_after_and_other_keys_do_not(client_a, client_b):
+def test_a_key_over_its_rate_gets_429_with_retry_after_and_other_keys_do_not(client_a, client_b, monkeypatch):
+    # Mid-window, so the burst never sees the minute turn (a new window counts from zero).
+    middle = (time.time() // 60) * 60 + 30
+    monkeypatch.setattr(ApiKeyRateThrottle, "timer", staticmethod(lambda: middle))
     cache.clear()
     with override_settings(API_THROTTLE_RATE="3/min"):
         for _ in range(3):
             assert client_a.get("/api/v1/subjects/alice/memories").status_code == 200
         response = client_a.get("/api/v1/subjects/alice/memories")
         body = assert_error(response, 429, "rate_limited")
-        assert 1 <= int(response["Retry-After"]) <= 60
+        assert int(response["Retry-After"]) == 30  # until the window ends
         assert body["error"]["details"]["retry_after"] == int(response["Retry-After"])
         assert client_b.get("/api/v1/subjects/alice/memories").status_code == 200
     cache.clear()
@@ -41,7 +44,8 @@ def _get(port: int, key: str, path: str = "/api/v1/subjects/alice/memories") -> 
 def test_two_web_workers_enforce_one_rate_per_key(tenant_a, actor):
     """Each worker used to count in its own memory: a key got the rate once per worker."""
     _, key = api_key_create(tenant=tenant_a, name="two workers", actor=actor)
-    with gunicorn_process(workers=2, env={"API_THROTTLE_RATE": "5/min"}, ready_timeout=60) as (port, master):
+    # Five a day: the test's minute or so never crosses into a new window, which would count from zero.
+    with gunicorn_process(workers=2, env={"API_THROTTLE_RATE": "5/day"}, ready_timeout=60) as (port, master):
         first, second = gunicorn_workers(master, 2)
         with served_by(first, [first, second]):
             statuses = [_get(port, key) for _ in range(3)]

@@ -5,10 +5,16 @@ budget. DRF's own SimpleRateThrottle reads a key's history, appends and writes i
 workers doing that at once both pass on the same count, and a burst overshoots. Here each
 request is one atomic INCR on a counter for the current window instead (a fixed window of the
 rate's duration), so the rate holds exactly under concurrency; the price is that a key may
-spend its budget at the end of one window and again at the start of the next.
+spend its budget at the end of one window and again at the start of the next. The counter is
+set and incremented in one pipelined round trip on django-redis's own connection pool.
 """
+import logging
+
 from django.core.cache import cache
+from redis.exceptions import RedisError
 from rest_framework.throttling import SimpleRateThrottle
+
+logger = logging.getLogger(__name__)
 
 
 class ApiKeyRateThrottle(SimpleRateThrottle):
@@ -36,15 +42,16 @@ class ApiKeyRateThrottle(SimpleRateThrottle):
         now = self.timer()
         window = int(now // self.duration)
         self.window_ends_at, self.now = (window + 1) * self.duration, now
-        counter = f"{key}:{window}"
-        # The counter outlives its window a little, so a late INCR never finds it gone.
-        cache.add(counter, 0, timeout=self.duration + 5)
+        counter = cache.make_key(f"{key}:{window}")
         try:
-            count = cache.incr(counter)
-        except ValueError:  # evicted between the two calls: this request opens the window
-            cache.add(counter, 1, timeout=self.duration + 5)
-            count = 1
-        if count is None:  # Redis unreachable (the cache ignores it, and logs it): let it through
+            # One round trip: create the window's counter if it is new (it outlives its window a
+            # little, so a late INCR never recreates it without an expiry), then count this request.
+            pipe = cache.client.get_client(write=True).pipeline(transaction=True)
+            pipe.set(counter, 0, nx=True, ex=self.duration + 5)
+            pipe.incr(counter)
+            count = pipe.execute()[1]
+        except RedisError:  # Redis unreachable: let the request through, as the cache does, and say so
+            logger.warning("rate limit not counted: the cache's Redis is unreachable", exc_info=True)
             return True
         return count <= self.num_requests
 

@@ -78,3 +78,10 @@ def test_concurrent_requests_never_spend_more_than_the_rate():
         allowed = list(pool.map(attempt, range(80)))
     cache.clear()
     assert allowed.count(True) == 20
+
+
+def test_while_the_caches_redis_is_unreachable_requests_go_through_uncounted(client_a, tmp_path, settings):
+    """Redis down must not take the API down with it: the limit is skipped (and logged) meanwhile."""
+    unreachable = {"default": {**settings.CACHES["default"], "LOCATION": f"unix://{tmp_path}/no-redis.sock?db=1"}}
+    with override_settings(CACHES=unreachable, API_THROTTLE_RATE="1/min"):
+        assert [client_a.get("/api/v1/subjects/alice/memories").status_code for _ in range(3)] == [200] * 3

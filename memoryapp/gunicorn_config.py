@@ -2,6 +2,8 @@
 import http
 import json
 import os
+import shutil
+import tempfile
 
 import gunicorn.util
 
@@ -13,6 +15,29 @@ accesslog = None
 # link pasted together with the text after it, then reaches Django, which answers with a page that
 # says what went wrong instead of gunicorn's bare 414. Longer lines still get the 414 below.
 limit_request_line = 8190
+
+# One /metrics for every worker (prometheus_client's multiprocess mode): each process writes its
+# samples to files in PROMETHEUS_MULTIPROC_DIR and a scrape sums them (api/views/health.py). It
+# must be set before a worker imports prometheus_client, so here, in the master. runservice sets
+# it for the web server and the Celery worker alike (one /metrics shows both); a gunicorn started
+# without it gets a private folder, removed when it exits.
+_OWN_METRICS_DIR = None
+if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    _OWN_METRICS_DIR = tempfile.mkdtemp(prefix="memory-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = _OWN_METRICS_DIR
+
+
+def child_exit(server, worker):
+    """A dead worker's counters and histograms stay in the sums (Prometheus expects totals never to
+    go back); this only drops what the dead process reported as live."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server):
+    if _OWN_METRICS_DIR:
+        shutil.rmtree(_OWN_METRICS_DIR, ignore_errors=True)
 
 
 def post_worker_init(worker):

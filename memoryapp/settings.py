@@ -2,6 +2,7 @@
 embedded default: a private PostgreSQL and Redis in the git-ignored data folder."""
 import secrets
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -250,7 +251,47 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# --- Shared cache -------------------------------------------------------------------------
+# The API's per-key rate counts (api/throttling.py), the keys' last-used stamps and the subject
+# caches live in Redis, so every web worker and every host counts against one budget (a cache per
+# process gave a key N times its rate with N workers). By default the broker's server, on the next
+# database number: the cache's clear() empties its whole database, which must never hold the
+# broker's queues. CACHE_URL names another Redis (redis://, rediss:// or unix://).
+
+
+def _cache_url(broker_url: str) -> str:
+    """redis://h:6379/7 -> redis://h:6379/8; redis+socket:///path/redis.sock (database 0) ->
+    unix:///path/redis.sock?db=1, the form redis-py reads."""
+    parts = urlsplit(broker_url)
+    if parts.scheme in ("redis+socket", "socket", "unix"):
+        query = dict(parse_qsl(parts.query))
+        db = int(query.pop("virtual_host", query.pop("db", "0")) or 0)
+        return f"unix://{parts.path}?{urlencode({**query, 'db': db + 1})}"
+    if parts.scheme in ("redis", "rediss"):
+        db = int(parts.path.strip("/") or 0)
+        if db >= 15:
+            raise ImproperlyConfigured(f"REDIS_URL uses database {db}, the last one; set CACHE_URL for the cache")
+        return urlunsplit((parts.scheme, parts.netloc, f"/{db + 1}", parts.query, ""))
+    raise ImproperlyConfigured(f"set CACHE_URL: no cache database can be derived from REDIS_URL {broker_url!r}")
+
+
+CACHE_URL = env_str("CACHE_URL") or _cache_url(REDIS_URL)
+CACHES = {
+    "default": {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": CACHE_URL,
+        "KEY_PREFIX": "memory",
+        "OPTIONS": {
+            # Redis down must not take the API down with it (events are still accepted then; the
+            # outbox keeps them): cache reads and writes fail fast and are skipped, and the
+            # rate limit lets requests through until Redis is back. django-redis logs each one.
+            "IGNORE_EXCEPTIONS": True,
+            "SOCKET_CONNECT_TIMEOUT": 1,
+            "SOCKET_TIMEOUT": 1,
+        },
+    }
+}
+DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 
 # --- Memory behaviour ----------------------------------------------------------------------
 MEMORY_EMBEDDING_BATCH_SIZE = env_int("MEMORY_EMBEDDING_BATCH_SIZE", 32)

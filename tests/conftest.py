@@ -45,6 +45,12 @@ _flush_without_timeouts()
 def django_db_setup(django_test_environment, django_db_blocker, django_db_keepdb):
     from django.conf import settings
 
+    # The cache is Redis, shared with every process and outliving a session: a new test database
+    # numbers API keys from 1 again, and a rate count or last-used stamp of a previous run's key 1
+    # must not apply to this run's.
+    from django.core.cache import cache
+
+    cache.clear()
     with django_db_blocker.unblock():
         old = setup_databases(verbosity=0, interactive=False, keepdb=django_db_keepdb, aliases={"owner"})
         test_name = connections["owner"].settings_dict["NAME"]
@@ -124,10 +130,18 @@ def gunicorn_errors(limit: int = 4000) -> str:
 
 
 @contextlib.contextmanager
-def running_gunicorn(*, workers: int = 1, threads: int = 4, ready_timeout: float = 30):
+def running_gunicorn(*, workers: int = 1, threads: int = 4, ready_timeout: float = 30, env: dict | None = None):
     """A real gunicorn with the project's config, serving the test database as the application
     role (for tests that need real processes: gunicorn's own answers, concurrent writers).
-    Yields its port; the master listens at once and queues requests until a worker has loaded."""
+    Yields its port; the master listens at once and queues requests until a worker has loaded.
+    `env` adds to or overrides the server's environment."""
+    with gunicorn_process(workers=workers, threads=threads, ready_timeout=ready_timeout, env=env) as (port, _):
+        yield port
+
+
+@contextlib.contextmanager
+def gunicorn_process(*, workers: int = 1, threads: int = 4, ready_timeout: float = 30, env: dict | None = None):
+    """running_gunicorn, yielding (port, the master's Popen) for tests that look at its workers."""
     from django.conf import settings
 
     from tests.workers.conftest import _database_url
@@ -135,17 +149,17 @@ def running_gunicorn(*, workers: int = 1, threads: int = 4, ready_timeout: float
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = {**os.environ, "DATABASE_URL": _database_url(), "MEMORY_DB_APP_USER": settings.DB_APP_USER,
+    server_env = {**os.environ, "DATABASE_URL": _database_url(), "MEMORY_DB_APP_USER": settings.DB_APP_USER,
            "MEMORY_DB_APP_PASSWORD": settings.DB_APP_PASSWORD, "DJANGO_SETTINGS_MODULE": "memoryapp.settings",
            "PYTHONPATH": str(PROJECT_ROOT), "API_THROTTLE_RATE": "100000000/min", "TORCH_NUM_THREADS": "1",
-           "DB_CONN_MAX_AGE": "0"}
+           "DB_CONN_MAX_AGE": "0", **(env or {})}
     GUNICORN_LOG.parent.mkdir(parents=True, exist_ok=True)
     with open(GUNICORN_LOG, "wb") as log:  # the child keeps its own handle
         process = subprocess.Popen(
             [str(Path(sys.executable).with_name("gunicorn")), "memoryapp.wsgi:application",
              "--config", "python:memoryapp.gunicorn_config", "--bind", f"127.0.0.1:{port}",
              "--workers", str(workers), "--threads", str(threads), "--log-level", "warning"],
-            cwd=PROJECT_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
+            cwd=PROJECT_ROOT, env=server_env, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
         )
     deadline = time.monotonic() + ready_timeout
     while True:
@@ -158,7 +172,7 @@ def running_gunicorn(*, workers: int = 1, threads: int = 4, ready_timeout: float
                 raise RuntimeError("gunicorn did not start")
             time.sleep(0.05)
     try:
-        yield port
+        yield port, process
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         try:
@@ -166,6 +180,35 @@ def running_gunicorn(*, workers: int = 1, threads: int = 4, ready_timeout: float
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(5)
+
+
+def gunicorn_workers(master: subprocess.Popen, count: int, timeout: float = 60) -> list[int]:
+    """The PIDs of a gunicorn's workers, once it has `count` of them."""
+    import psutil
+
+    deadline = time.monotonic() + timeout
+    while True:
+        pids = sorted(child.pid for child in psutil.Process(master.pid).children())
+        if len(pids) == count:
+            return pids
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"gunicorn has workers {pids}, expected {count}")
+        time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def served_by(worker: int, workers: list[int]):
+    """Every connection opened in the block is served by `worker`: the other workers are paused
+    (SIGSTOP) meanwhile, so only it can accept one. Requests must not keep a connection alive
+    from one block into another (urllib closes each one)."""
+    others = [pid for pid in workers if pid != worker]
+    for pid in others:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in others:
+            os.kill(pid, signal.SIGCONT)
 
 
 @pytest.fixture(autouse=True)

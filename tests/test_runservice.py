@@ -8,13 +8,14 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
 import psutil
 import pytest
 
-from memoryapp.management.commands.runservice import Supervisor
+from memoryapp.management.commands.runservice import ServerWatch, Supervisor
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,6 +41,8 @@ def health(port: int):
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/health", timeout=5) as response:
             return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:  # 503: the body names what is failing
+        return error.code, json.loads(error.read())
     except OSError:
         return None
 
@@ -161,3 +164,111 @@ def test_a_process_that_keeps_dying_makes_the_supervisor_give_up_and_say_why():
         supervisor.stop()
     assert reason == "broken exited 4 times within 60 s (last with code 2); giving up and stopping the service"
     assert all(child.process.poll() is not None for child in supervisor.children)
+
+
+def _wait_for(condition, seconds: float, what: str, output=lambda: ""):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.5)
+    raise AssertionError(f"{what} within {seconds:g} s:\n{output()[-3000:]}")
+
+
+def _pid_in(path: Path) -> int:
+    return int(path.read_text().splitlines()[0].strip())
+
+
+def _dead(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+@pytest.mark.slow
+def test_a_second_run_refuses_killed_servers_come_back_and_make_stop_stops_the_service(tmp_path):
+    data_dir = tmp_path / "data"
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "PROMETHEUS_MULTIPROC_DIR")}
+    env.update(MEMORY_DATA_DIR=str(data_dir), PORT=str(port))
+    log = tmp_path / "service.log"
+    with open(log, "wb") as out:
+        service = subprocess.Popen([sys.executable, "manage.py", "runservice", "--web-workers", "1"], cwd=ROOT,
+                                   env=env, stdout=out, stderr=subprocess.STDOUT)
+
+    def output() -> str:
+        return log.read_text(errors="replace")
+
+    def healthy():
+        answer = health(port)
+        return answer is not None and answer[0] == 200
+
+    try:
+        _wait_for(lambda: healthy() or service.poll() is not None, 180, "the service never answered", output)
+        assert healthy(), output()[-3000:]
+        children = psutil.Process(service.pid).children(recursive=True)
+
+        # A second `make run` in the same checkout, on another port: refuses, naming the first.
+        second = subprocess.run([sys.executable, "manage.py", "runservice", "--port", str(free_port())], cwd=ROOT,
+                                env=env, capture_output=True, text=True, timeout=120)
+        assert second.returncode == 1, second.stdout + second.stderr
+        assert f"pid {service.pid}, serving http://127.0.0.1:{port}/" in second.stderr, second.stderr
+        assert healthy() and service.poll() is None
+
+        for name, pid_file, part in (("PostgreSQL", data_dir / "postgres" / "postmaster.pid", "database"),
+                                     ("Redis", data_dir / "redis" / "redis.pid", "broker")):
+            old_pid = _pid_in(pid_file)
+            # The supervisor is paused while its server is killed, so the gap can be seen: health names it.
+            service.send_signal(signal.SIGSTOP)
+            try:
+                os.kill(old_pid, signal.SIGKILL)
+                _wait_for(lambda: _dead(old_pid), 10, f"{name} did not die")
+                answer = _wait_for(lambda: (a := health(port)) and a[0] == 503 and a, 30,
+                                   f"health did not report the dead {name}", output)
+                assert answer[1]["error"]["details"]["failing"] == [part], answer
+            finally:
+                service.send_signal(signal.SIGCONT)
+            # (Health may pass a moment before the supervisor's line about it is written.)
+            _wait_for(lambda: healthy() and f"the embedded {name} is running again" in output(), 60,
+                      f"the service did not recover from the killed {name}", output)
+            assert _pid_in(pid_file) != old_pid and service.poll() is None
+    finally:
+        # `make stop` in another terminal stops the running service itself, not only its servers.
+        stopped = subprocess.run([sys.executable, "-m", "memoryapp.embedded", "stop"], cwd=ROOT, env=env,
+                                 capture_output=True, text=True, timeout=120)
+        try:
+            service.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            service.kill()
+            raise
+    assert f"stopped the memory service (pid {service.pid}" in stopped.stdout, stopped.stdout + stopped.stderr
+    assert service.returncode == 0, output()[-3000:]
+    time.sleep(1)
+    assert processes_using(data_dir) == []
+    assert alive(children) == []
+
+
+def test_a_server_that_cannot_be_started_again_stops_the_service_with_the_reason():
+    lines, attempts = [], []
+
+    def start():
+        attempts.append(1)
+        raise RuntimeError("the data folder is gone")
+
+    watch = ServerWatch({"PostgreSQL": (lambda: False, start)}, log=lines.append, delays=(0.05,), limit=3)
+    deadline, reason = time.monotonic() + 5, None
+    while reason is None and time.monotonic() < deadline:
+        reason = watch.poll()
+        time.sleep(0.01)
+    assert reason == ("the embedded PostgreSQL could not be started again (3 attempts; last: RuntimeError: "
+                      "the data folder is gone); stopping the service")
+    assert len(attempts) == 3 and lines[0] == "the embedded PostgreSQL is not running; starting it again"
+
+
+def test_a_server_found_dead_is_started_again_once_and_said_so():
+    state, lines = {"up": False}, []
+    watch = ServerWatch({"Redis": (lambda: state["up"], lambda: state.update(up=True))}, log=lines.append)
+    assert watch.poll() is None and watch.poll() is None
+    assert lines == ["the embedded Redis is not running; starting it again", "the embedded Redis is running again"]

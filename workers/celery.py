@@ -41,6 +41,8 @@ app.conf.beat_schedule = {
 }
 app.autodiscover_tasks(["workers"])
 
+from workers import metrics  # noqa: E402,F401  (its signal handlers count every task run)
+
 
 @signals.worker_init.connect  # before the pool starts: prefork children inherit it
 def _worker_db_timeouts(**kwargs) -> None:

@@ -2,6 +2,7 @@
 METRICS_TOKEN or a caller on this machine."""
 import hmac
 import ipaddress
+import os
 
 from django.conf import settings
 from django.db import connection
@@ -11,12 +12,13 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 # Imported from its module at load time: kombu's package-level lazy attributes are not safe to
 # resolve for the first time from several request threads at once (seen as an ImportError).
 from kombu.connection import Connection
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
 from rest_framework import status
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 
-from api.metrics import register_store_collector
+from api.metrics import StoreCollector, register_store_collector
 from api.schemas import HealthOut
 from api.views.base import ApiView
 from memoryapp import embeddings
@@ -113,5 +115,17 @@ def metrics_view(request):
             return response
         return HttpResponse("Forbidden: set METRICS_TOKEN to scrape from another host\n", status=403,
                             content_type="text/plain")
-    register_store_collector()
-    return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)
+    return HttpResponse(generate_latest(metrics_registry()), content_type=CONTENT_TYPE_LATEST)
+
+
+def metrics_registry():
+    """Under gunicorn (memoryapp/gunicorn_config.py) and runservice, every process writes its samples
+    to PROMETHEUS_MULTIPROC_DIR: the scrape sums them all, web workers and Celery workers alike,
+    whichever worker answers. Without it (tests in one process), this process's own registry."""
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        register_store_collector()
+        return REGISTRY
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry)
+    registry.register(StoreCollector())  # read from the database at scrape time: already one total
+    return registry

@@ -1,7 +1,15 @@
+import time
+import urllib.error
+import urllib.request
+
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from rest_framework.test import APIClient
 
+from memoryapp.services.tenants import api_key_create
 from tests.api.conftest import post, write
+from tests.conftest import gunicorn_errors, gunicorn_process, gunicorn_workers, served_by
+from tests.workers.conftest import RedisBroker, Worker, _point_app_at, _worker_env
 
 pytestmark = pytest.mark.django_db
 
@@ -50,3 +58,67 @@ def test_with_a_token_metrics_need_it_from_anywhere(settings):
         assert APIClient().get("/metrics", HTTP_AUTHORIZATION=wrong).status_code == 401
     scraped = APIClient().get("/metrics", REMOTE_ADDR="10.0.0.5", HTTP_AUTHORIZATION=f"Bearer {TOKEN}")
     assert scraped.status_code == 200 and b"memory_" in scraped.content
+
+
+def _fetch(port: int, path: str, key: str = "") -> tuple[int, str]:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def _sample(text: str, name: str, labels: dict) -> float | None:
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
+                return sample.value
+    return None
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_metrics_sum_every_web_worker_and_the_celery_workers_whichever_worker_answers(tenant_a, actor, tmp_path):
+    """Without multiprocess mode each worker answered with its own counters only."""
+    from workers.celery import app
+    from workers.tasks import sweep_outbox
+
+    folder = tmp_path / "metrics"
+    folder.mkdir()
+    broker = RedisBroker(tmp_path)
+    broker.start()
+    worker = Worker(_worker_env(broker.url, PROMETHEUS_MULTIPROC_DIR=str(folder)), tmp_path / "worker.log")
+    previous_broker = app.conf.broker_url
+    _, key = api_key_create(tenant=tenant_a, name="metrics", actor=actor)
+    count = {"name": "memory_api_request_seconds_count", "labels": {"route": "memories", "method": "GET", "status": "200"}}
+    try:
+        worker.start()
+        _point_app_at(broker.url)
+        sweep_outbox.delay()
+        with gunicorn_process(workers=2, env={"PROMETHEUS_MULTIPROC_DIR": str(folder)}, ready_timeout=60) as (port, master):
+            first, second = gunicorn_workers(master, 2)
+            for pid, times in ((first, 3), (second, 2)):
+                with served_by(pid, [first, second]):
+                    assert [_fetch(port, "/api/v1/subjects/alice/memories", key)[0] for _ in range(times)] == [200] * times
+            scrapes = {}
+            for pid in (first, second):
+                with served_by(pid, [first, second]):
+                    status, scrapes[pid] = _fetch(port, "/metrics")
+                    assert status == 200, scrapes[pid]
+            assert _sample(scrapes[first], count["name"], count["labels"]) == 5, gunicorn_errors()
+            assert _sample(scrapes[second], count["name"], count["labels"]) == 5
+            # The Celery worker's task, in the web server's /metrics (bounded wait: it runs on its own).
+            deadline, swept = time.monotonic() + 60, None
+            while swept is None and time.monotonic() < deadline:
+                swept = _sample(_fetch(port, "/metrics")[1], "memory_worker_tasks_total",
+                                {"task": "sweep_outbox", "state": "SUCCESS"}) or time.sleep(0.5)
+            assert swept == 1, worker.log.read_text()[-2000:]
+            text = _fetch(port, "/metrics")[1]
+            assert _sample(text, "memory_worker_task_seconds_count", {"task": "sweep_outbox"}) == 1
+            assert "tenant-a" not in text and key not in text
+    finally:
+        _point_app_at(previous_broker)
+        worker.stop()
+        broker.stop()

@@ -1,10 +1,12 @@
 """What a security probe asked of the console: a Content-Security-Policy that pages really live
 under, bounded sessions, cookies that stay on HTTPS, sign-in links that only a person's click
 uses up, and a sign-in lockout that holds across web processes."""
+import http.client
 import re
 import runpy
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 from django.conf import settings as django_settings
@@ -17,8 +19,8 @@ from django.utils import timezone
 from console import throttle
 from console.models import LoginFailure
 from memoryapp.models import Job, SignInLink
-from tests.conftest import as_tenant
-from tests.console.conftest import ACTOR, PASSWORD, client_for
+from tests.conftest import as_tenant, gunicorn_errors, gunicorn_process, gunicorn_workers, served_by
+from tests.console.conftest import ACTOR, PASSWORD, account, client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -204,6 +206,36 @@ def test_failures_are_counted_in_the_database_not_the_process_cache(world, clien
     assert blocked.status_code == 429 and b"Too many failed sign-ins" in blocked.content
     row = LoginFailure.objects.get(key=throttle._key("alice@a.example", "127.0.0.1"))
     assert row.failures == 5 and "alice" not in row.key and "127.0.0.1" not in row.key
+
+
+def _sign_in_over_http(port: int, password: str) -> int:
+    csrf = "c" * 32  # a cookie secret of our own, echoed in the form as Django's CSRF check wants
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        connection.request("POST", "/console/login/",
+                           urlencode({"username": "alice@a.example", "password": password, "csrfmiddlewaretoken": csrf}),
+                           {"Content-Type": "application/x-www-form-urlencoded", "Cookie": f"csrftoken={csrf}",
+                            "Connection": "close"})
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_two_web_workers_share_one_lockout(tenant_a):
+    """A probe once got ten attempts with two workers: each counted five of its own."""
+    account(tenant_a, "alice@a.example", subject_ref="alice")
+    with gunicorn_process(workers=2, ready_timeout=60) as (port, master):
+        first, second = gunicorn_workers(master, 2)
+        statuses = []
+        for pid, times in ((first, 3), (second, 2)):
+            with served_by(pid, [first, second]):
+                statuses += [_sign_in_over_http(port, "wrong") for _ in range(times)]
+        for pid in (first, second):
+            with served_by(pid, [first, second]):
+                statuses.append(_sign_in_over_http(port, PASSWORD))  # the right one, too late
+    assert statuses == [400] * 5 + [429, 429], (statuses, gunicorn_errors())
 
 
 def test_the_lockout_ends_when_its_window_passes(world, client):

@@ -1,6 +1,7 @@
 """`manage.py runservice`: the whole service in one command. Migrates, then runs the web server
-(gunicorn), a Celery worker and Celery beat, restarting any of them that dies; stops all of them,
-and the embedded PostgreSQL and Redis it started, on Ctrl-C or SIGTERM."""
+(gunicorn), a Celery worker and Celery beat, restarting any of them that dies, and the embedded
+PostgreSQL and Redis if one of them dies; stops all of them on Ctrl-C or SIGTERM. One service per
+data folder: a second one refuses, naming the first."""
 import os
 import signal
 import subprocess
@@ -8,9 +9,10 @@ import sys
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from django.conf import settings
-from django.core.management import BaseCommand, call_command
+from django.core.management import BaseCommand, CommandError, call_command
 
 from memoryapp import embedded
 
@@ -81,6 +83,54 @@ class Supervisor:
                 process.wait()
 
 
+class ServerWatch:
+    """Keeps the embedded PostgreSQL and Redis up while the service runs: one found dead is started
+    again at once (the web and the workers reconnect by themselves; until then health names what
+    is missing), a failed start is tried again after 1, 2, 4, 8 s, and after `limit` failures in a
+    row `poll()` returns the reason to stop the service. `servers` maps a name to
+    (is_running, start)."""
+
+    def __init__(self, servers: dict, *, log=print, delays=RESTART_DELAYS, limit: int = RESTART_LIMIT):
+        self.servers, self.log, self.delays, self.limit = servers, log, delays, limit
+        self.failures = dict.fromkeys(servers, 0)
+        self.next_try = dict.fromkeys(servers, 0.0)
+
+    def poll(self) -> str | None:
+        for name, (is_running, start) in self.servers.items():
+            if is_running():
+                continue
+            now = time.monotonic()
+            if now < self.next_try[name]:
+                continue
+            if not self.failures[name]:
+                self.log(f"the embedded {name} is not running; starting it again")
+            try:
+                start()
+            except Exception as exc:  # noqa: BLE001 (any failure to start is the same to the service)
+                self.failures[name] += 1
+                reason = f"{type(exc).__name__}: {exc}".strip()[:500]
+                if self.failures[name] >= self.limit:
+                    return (f"the embedded {name} could not be started again ({self.failures[name]} attempts; "
+                            f"last: {reason}); stopping the service")
+                delay = self.delays[min(self.failures[name], len(self.delays)) - 1]
+                self.log(f"the embedded {name} did not start ({reason}); trying again in {delay:g} s")
+                self.next_try[name] = now + delay
+                continue
+            self.failures[name], self.next_try[name] = 0, 0.0
+            self.log(f"the embedded {name} is running again")
+        return None
+
+
+def metrics_folder() -> Path:
+    """Where every process of the service writes its Prometheus samples (multiprocess mode), emptied
+    at start: samples of a previous run's processes would be summed with this one's."""
+    folder = Path(os.environ.get("PROMETHEUS_MULTIPROC_DIR") or embedded.DATA_DIR / "metrics")
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("*.db"):
+        stale.unlink(missing_ok=True)
+    return folder
+
+
 def describe_exit(code: int) -> str:
     if code < 0:
         try:
@@ -99,9 +149,20 @@ class Command(BaseCommand):
         parser.add_argument("--web-workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "2")))
 
     def handle(self, *args, port, host, web_workers, **options):
+        display_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
+        url = f"http://{display_host}:{port}/"
+        # Refuse rather than share: two services on one data folder would share its private servers,
+        # and the first one stopped would stop them under the other.
+        try:
+            claim = embedded.service_claim(url)  # held (open) until this process ends
+        except embedded.ServiceAlreadyRunning as exc:
+            raise CommandError(str(exc)) from None
         uses_embedded_db = not os.environ.get("DATABASE_URL")
         uses_embedded_redis = not os.environ.get("REDIS_URL")
-        env = {**os.environ, "DATABASE_URL": settings.DATABASE_URL}
+        env = {**os.environ, "DATABASE_URL": settings.DATABASE_URL,
+               "PROMETHEUS_MULTIPROC_DIR": str(metrics_folder())}
+        if uses_embedded_db:
+            embedded.start_postgres()  # settings found it running; it may have stopped since
         if uses_embedded_redis:
             env["REDIS_URL"] = embedded.start_redis()
         call_command("migrate", verbosity=0)
@@ -123,6 +184,12 @@ class Command(BaseCommand):
             ],
         }
         supervisor = Supervisor(commands, env=env, log=lambda line: self.stderr.write(line))
+        watched = {}
+        if uses_embedded_db:
+            watched["PostgreSQL"] = (embedded.postgres_is_running, embedded.start_postgres)
+        if uses_embedded_redis:
+            watched["Redis"] = (embedded.redis_is_running, embedded.start_redis)
+        servers = ServerWatch(watched, log=lambda line: self.stderr.write(line))
         supervisor.start()
         stopping = False
 
@@ -132,14 +199,13 @@ class Command(BaseCommand):
 
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGTERM, stop)
-        display_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
-        self.stdout.write(self.style.SUCCESS(f"Memory service running at http://{display_host}:{port}/"))
-        self.stdout.write(f"  API: http://{display_host}:{port}/api/v1/  docs: http://{display_host}:{port}/api/docs/")
-        self.stdout.write("  Ctrl-C stops everything.")
+        self.stdout.write(self.style.SUCCESS(f"Memory service running at {url} (pid {os.getpid()})"))
+        self.stdout.write(f"  API: {url}api/v1/  docs: {url}api/docs/")
+        self.stdout.write("  Ctrl-C (or `make stop`) stops everything.")
         exit_code = 0
         try:
             while not stopping:
-                given_up = supervisor.poll()
+                given_up = servers.poll() or supervisor.poll()
                 if given_up:
                     self.stderr.write(given_up)
                     stopping, exit_code = True, 1
@@ -155,5 +221,6 @@ class Command(BaseCommand):
                 connections.close_all()
                 embedded.stop_postgres()
             self.stdout.write("Stopped.")
+            claim.close()
         if exit_code:
             sys.exit(exit_code)

@@ -36,7 +36,9 @@ _FILLER = frozenset("these days no not don't doesn't do does any more used to".s
 _FUNCTION_WORDS = frozenset(
     "i i'm i've i'd i'll me my mine you your he she it they them their his her its is am are was were be been "
     "being do does did have has had a an the this that these those so very really just too and or but of to in "
-    "on at for with by from as not no yes it's that's there here what which who oh ok okay well also".split()
+    "on at for with by from as not no yes it's that's there here what which who oh ok okay well also "
+    # how agents name the person, like "I": "The user works as a pilot" / "The user lives in Oslo"
+    "user user's users".split()
 )
 MAX_VALUE_WORDS = 4
 MIN_SHARED_WORDS = 2

@@ -461,6 +461,7 @@ SUPERSESSION = {
     "pool": 30,      # how far down the ranking a later statement of the best hit is looked for
     "similar": 0.3,  # cosine (centred on the pool): close enough to say the same thing again
     "frame_pool": 10,  # how far down a restatement in the same words (frames.same_frame) is looked for
+    "frame_gap": 0.15,  # ... and how much less well it may match the query
 }
 
 
@@ -485,8 +486,8 @@ def _pool_rows(*, tenant: Tenant, ids: list) -> dict:
     )}
 
 
-def answered_later(*, tenant: Tenant, sig: Signals, order: np.ndarray, weights: dict | None = None
-                   ) -> tuple[np.ndarray, dict]:
+def answered_later(*, tenant: Tenant, sig: Signals, order: np.ndarray, weights: dict | None = None,
+                   scores: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
     """Recency among the statements that answer the same question. The best hit is the
     query's answer; a statement further down the ranking, by the same person, that became
     valid later, says that something changed ("no longer", "switched", "these days") and
@@ -507,7 +508,14 @@ def answered_later(*, tenant: Tenant, sig: Signals, order: np.ndarray, weights: 
     if not later:
         return order, {}
     cued = [b for b in later if sig.tells_change is not None and sig.tells_change[pool[b]]]
-    framed = [b for b in later if b < w.get("frame_pool", 0)]
+    # Facts (no event of their own: explicit writes) restated in the same words; episodes are
+    # whole messages, which seldom share a frame, and would cost every search the round trip.
+    framed = [b for b in later if b < w.get("frame_pool", 0) and sig.is_episode is not None
+              and not sig.is_episode[top] and not sig.is_episode[pool[b]]
+              # filed under other attributes, they answer other questions whatever their words
+              and (sig.key is None or sig.key[top] == sig.key[pool[b]])
+              # said the same way but for the value, it matches the query about as well
+              and (scores is None or scores[top] - scores[pool[b]] <= w.get("frame_gap", 1.0))]
     if not cued and not framed:
         return order, {}
     # One more round trip, only when a later statement by the same voice is near the top or
@@ -532,6 +540,24 @@ def answered_later(*, tenant: Tenant, sig: Signals, order: np.ndarray, weights: 
     newest = pool[max(restating, key=lambda b: when[pool[b]])]
     rest = [int(i) for i in order if int(i) not in (newest, top)]
     return np.array([newest, top, *rest], dtype=int), {top: newest}
+
+
+def one_per_event(sig: Signals, order: np.ndarray, k: int) -> list[int]:
+    """The first `k` of `order`, one memory per source event: a fact drawn from a message and
+    that message's episode are the same evidence, and showing both would push out what another
+    message said (a newer statement of the same fact, most often: the old value's fact and
+    episode filled two places). Memories without an event each count on their own."""
+    kept, seen = [], set()
+    for i in order:
+        seq = sig.seq[i]
+        if seq is not None:
+            if seq in seen:
+                continue
+            seen.add(seq)
+        kept.append(int(i))
+        if len(kept) == k:
+            break
+    return kept
 
 
 def search_terms(*, tenant: Tenant, subject_ref: str, query: str,
@@ -615,13 +641,13 @@ def memory_search(
     order = np.argsort(-scores, kind="stable")
     later = {}
     if not include_superseded:
-        order, later = answered_later(tenant=tenant, sig=sig, order=order)
+        order, later = answered_later(tenant=tenant, sig=sig, order=order, scores=scores)
     if min_score is not None:
         # Scores compare within one query, not across queries: when a query routes to a key
         # (keyroute.py), names a date, or some memory in scope replies to a question asked
         # just before it, that boost joins the normalisation, so its other memories score lower.
         order = order[scores[order] >= min_score]
-    order = order[:k].tolist()
+    order = one_per_event(sig, order, k) if not include_superseded else order[:k].tolist()
     if not order:
         return []
     memories = memories_for_hits(tenant=tenant, ids=[sig.ids[i] for i in order],

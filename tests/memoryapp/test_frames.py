@@ -37,3 +37,8 @@ def test_only_a_restatement_that_says_it_changed_is_certain():
     assert ended_or_replaced("I prefer coffee", "I prefer tea now")
     # Said the same way but without a word of change: ranked first at read time, not retired.
     assert not ended_or_replaced("User prefers window seats", "User prefers aisle seats")
+
+
+def test_naming_the_person_is_no_frame():
+    # "the user" is how agents say "I": sharing it says nothing about what is asked.
+    assert not same_frame("The user works as a pilot.", "The user lives in Montreal.")

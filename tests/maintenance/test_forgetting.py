@@ -35,8 +35,8 @@ def test_ttl_expiry_marks_passed_memories_expired_and_audits_each(tenant_a, tena
 
 def test_sweep_expires_in_every_tenant_and_a_second_sweep_does_nothing(tenant_a, tenant_b, actor):
     past = timezone.now() - timedelta(seconds=1)
-    write(tenant_a, "alice", "Temporary code word: heron.", actor, expires_at=past)
-    write(tenant_b, "carol", "Temporary code word: egret.", actor, expires_at=past)
+    write(tenant_a, "alice", "Temporary note: the parcel is with the neighbour at 14.", actor, expires_at=past)
+    write(tenant_b, "carol", "Temporary note: the parcel is with the porter.", actor, expires_at=past)
     assert forgetting_sweep() == {"expired": 2, "archived": 0}
     assert forgetting_sweep() == {"expired": 0, "archived": 0}
 

@@ -508,10 +508,12 @@ def answered_later(*, tenant: Tenant, sig: Signals, order: np.ndarray, weights: 
     if not later:
         return order, {}
     cued = [b for b in later if sig.tells_change is not None and sig.tells_change[pool[b]]]
-    # Facts (no event of their own: explicit writes) restated in the same words; episodes are
-    # whole messages, which seldom share a frame, and would cost every search the round trip.
+    # Restated in the same words: a fact and a fact, or a message and a message (an attribute
+    # no rule knows is only ever an episode); never a fact and a message, which differ in
+    # wording whatever they say. The round trip this costs is paid only when such a pair
+    # matches the query about as well as the best hit.
     framed = [b for b in later if b < w.get("frame_pool", 0) and sig.is_episode is not None
-              and not sig.is_episode[top] and not sig.is_episode[pool[b]]
+              and sig.is_episode[top] == sig.is_episode[pool[b]]
               # filed under other attributes, they answer other questions whatever their words
               and (sig.key is None or sig.key[top] == sig.key[pool[b]])
               # said the same way but for the value, it matches the query about as well

@@ -11,6 +11,14 @@ worker_class = "gthread"
 threads = int(os.environ.get("GUNICORN_THREADS", "4"))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
 accesslog = None
+# How long an idle keep-alive connection stays open. Gunicorn's default, 2 s, is shorter than
+# the idle expiry of the clients that call us (httpx keeps pooled connections 5 s, urllib3 for
+# ever, a proxy in front 60 s): a client that waited a few seconds then reuses a connection the
+# server is closing at that moment, and its request is lost with "Server disconnected without
+# sending a response" (seen in CI: a mem0 client's call right after waiting for a job). Longer
+# than every one of those, the server is never the side that closes first. gthread keeps idle
+# connections in its poller, not in a thread, so they cost a file descriptor each.
+keepalive = int(os.environ.get("GUNICORN_KEEPALIVE", "75"))
 # gunicorn's largest request line (its default is 4094): an over-long address, most often a sign-in
 # link pasted together with the text after it, then reaches Django, which answers with a page that
 # says what went wrong instead of gunicorn's bare 414. Longer lines still get the 414 below.

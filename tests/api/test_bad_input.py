@@ -3,6 +3,7 @@
 import base64
 import json
 import socket
+import time
 import uuid
 
 import pytest
@@ -191,6 +192,25 @@ def test_gunicorn_answers_a_uri_over_its_limit_with_a_json_414(gunicorn_server):
     # A request line gunicorn cannot parse at all is JSON as well.
     answer = _raw_request(gunicorn_server, b"GET /api/v1/health HTTP/9.9\r\nHost: localhost\r\n\r\n")
     assert answer.startswith(b"HTTP/1.1 400 ") and json.loads(answer.partition(b"\r\n\r\n")[2])["error"]["code"]
+
+
+@pytest.mark.slow
+def test_a_keep_alive_connection_idle_for_a_few_seconds_still_answers(gunicorn_server):
+    # Clients pool connections for seconds (httpx 5 s): a server that closed them sooner would
+    # lose the request a client sends just as it closes (gunicorn's default is 2 s).
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", gunicorn_server, timeout=30)
+    connection.request("GET", "/api/v1/health")
+    first = connection.getresponse()
+    first.read()
+    socket_used = connection.sock
+    time.sleep(3)
+    connection.request("GET", "/api/v1/health")
+    second = connection.getresponse()
+    second.read()
+    assert first.status == second.status == 200 and connection.sock is socket_used
+    connection.close()
 
 
 @pytest.mark.parametrize("statement", ["\u200b", "\ufeff", "\u200b\u200c\u200d", "\u0301", ".", " \u00a0"])

@@ -56,8 +56,14 @@ SEEN_IN_V1_DEV = {"blind_v3": {"favourite_cuisine", "commute_mode", "phone_model
 VERDICTS = ("current only", "both", "outdated only", "neither")
 
 
+def _read(name: str, default):
+    """A data file of the set, or `default` for a set without it (secrets_dev has only secrets)."""
+    path = DATA / name
+    return json.loads(path.read_text()) if path.exists() else default
+
+
 def load(split: str) -> dict:
-    attributes = json.loads((DATA / "attributes.json").read_text())
+    attributes = _read("attributes.json", [])
     pool = []
     for attr in attributes:
         if split == "dev":
@@ -77,13 +83,13 @@ def load(split: str) -> dict:
         pool.append({"id": attr["id"], "group": group, "values": attr["values"], "names": attr.get("names", []),
                      "first": chosen("first"), "change": chosen("change"), "questions": chosen("questions")})
     wanted = "dev" if split == "dev" else "heldout"
+    secrets = _read("secrets.json", {"secrets": [], "harmless": []})
     return {
         "attributes": pool,
-        "small_talk": [t["text"] for t in json.loads((DATA / "small_talk.json").read_text()) if t["split"] == wanted],
-        "unanswerable": [u["question"] for u in json.loads((DATA / "unanswerable.json").read_text())
-                         if u["split"] == wanted],
-        "secrets": [s for s in json.loads((DATA / "secrets.json").read_text())["secrets"] if s["split"] == wanted],
-        "harmless": [s for s in json.loads((DATA / "secrets.json").read_text())["harmless"] if s["split"] == wanted],
+        "small_talk": [t["text"] for t in _read("small_talk.json", []) if t["split"] == wanted],
+        "unanswerable": [u["question"] for u in _read("unanswerable.json", []) if u["split"] == wanted],
+        "secrets": [s for s in secrets["secrets"] if s["split"] == wanted],
+        "harmless": [s for s in secrets["harmless"] if s["split"] == wanted],
     }
 
 
@@ -353,7 +359,7 @@ def main() -> None:
     global DATA
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=["dev", "heldout"], default="dev")
-    parser.add_argument("--data", default="blind_v1", choices=["blind_v1", "blind_v2", "blind_v3"],
+    parser.add_argument("--data", default="blind_v1", choices=["blind_v1", "blind_v2", "blind_v3", "secrets_dev"],
                         help="blind_v2 and blind_v3 are held out whole (written after blind_v1's held-out split "
                              "was seen): run them with --split heldout, never tune on them")
     parser.add_argument("--conversations", type=int, default=100)
@@ -366,8 +372,10 @@ def main() -> None:
     parser.add_argument("--relevance", nargs="*", help="override retrieval.RELEVANCE weights (dev exploration)")
     args = parser.parse_args()
     DATA = DATA_ROOT / args.data
-    if args.data != "blind_v1" and args.split != "heldout":
+    if args.data in ("blind_v2", "blind_v3") and args.split != "heldout":
         parser.error(f"{args.data} has only a held-out split")
+    if args.data == "secrets_dev" and (args.split != "dev" or "facts" in args.phases):
+        parser.error("secrets_dev holds only credentials and look-alikes, all dev: --split dev --phases secrets")
     run(args)
 
 

@@ -124,7 +124,9 @@ COUNTED_BEFORE = frozenset(
     "postcode zip tel phone call dial ring fax ext extension number no nr nº # route line track exit "
     "year years km kg mile miles chapter step steps level score error status badge case issue bug build "
     "release episode season section item lot batch unit apt apartment suite house building block terminal "
-    "lane road exit member membership customer client patient student employee id".split()
+    "lane road exit member membership customer client patient student employee id "
+    # a name given to something, not a secret: "the wifi network is called VM8841223"
+    "called named".split()
 )
 # Right after a number: a unit or a counted noun ("1000 requests", "250 grams", "3000 steps").
 UNITS = frozenset(

@@ -60,10 +60,10 @@ _LOOKALIKES = str.maketrans({
 })
 
 
-# Three or more single letters or digits with a space, a dot, a hyphen or an underscore between
-# them: a word or a value spelt out ("P I N", "p a s s w o r d", "k 9 m 2 p 7", "6 0 4 8") is read
+# Three or more single letters or digits with a space, a dot, a hyphen or an underscore (or a
+# spaced one, "3 . 8 . 0") between them: a word or a value spelt out ("P I N", "p a s s w o r d", "k 9 m 2 p 7", "6 0 4 8") is read
 # as written together.
-_SPACED_OUT = re.compile(r"(?<!\S)[^\W_](?:[ ._\-]{1,2}[^\W_]){2,}(?![^\s.,;:!?)\]])")
+_SPACED_OUT = re.compile(r"(?<!\S)[^\W_](?:[ ._\-]{1,3}[^\W_]){2,}(?![^\s.,;:!?)\]])")
 
 
 def normalise(text: str) -> tuple[str, list[int]]:
@@ -118,15 +118,19 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         r"auth(?:entication)?|login|sign[- ]?in|reset|sms)\s+codes?)\b")),
     ("recovery_code", re.compile(
         r"(?i)\b(?:(?:recovery|backup|restore|rescue)\s+(?:codes?|keys?|phrase|words)|seed\s+(?:phrase|words)|"
-        r"mnemonic)\b")),
+        r"mnemonic|(?:wallet\s+)?seed(?=\s*[:=]))\b")),
+    # Keys that unlock software: what the vendor's e-mail or the box calls them.
+    ("licence_key", re.compile(
+        r"(?i)\b(?:licen[cs]e|product|activation|serial|registration|install(?:ation)?|cd|unlock)\s+"
+        r"(?:keys?|codes?)\b")),
     ("access_code", re.compile(
         r"(?i)\b(?:(?:door|gate|alarm|lock|safe|locker|garage|access|entry|entrance|building|keypad|unlock|"
-        r"padlock|bike\s+lock|lockbox|key\s+safe)\s+(?:codes?|combination|combo|pin)|combination|combo|"
+        r"padlock|bike\s+lock|lockbox|key\s*box|key\s+safe)\s+(?:codes?|combination|combo|pin)|combination|combo|"
         r"combinaci[oó]n|combinaison|combinazione|kombination|combina[cç][aã]o|"
         r"zugangscode|t[üu]rcode|c[oó]digo\s+de\s+(?:acceso|entrada|acesso)|code\s+d'acc[eè]s|"
         r"codice\s+(?:d'accesso|del\s+cancello|della\s+porta))\b")),
     ("pin", re.compile(
-        r"(?i)\b(?:pin(?:\s*(?:code|number|no\.?|#))?|geheimzahl|entsperrcode|c[oó]digo\s+pin|code\s+pin|"
+        r"(?i)\b(?:pin(?:\s*(?:code|number|no\.?|#))?|puk(?:\s*(?:code|number))?|geheimzahl|entsperrcode|c[oó]digo\s+pin|code\s+pin|"
         r"codice\s+pin)\b")),
     ("password", re.compile(
         r"(?i)\b(?:pass(?:word|wd|phrase|code)s?|pwd|pw|passwort|kennwort|contrase[ñn]a|clave|"
@@ -146,8 +150,12 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         r"steuer-?id|tax\s+(?:id|number)|passport\s+number)\b")),
     # A card's number in part ("card is 4111 1111"): digits only, at least CARD_DIGITS of them, so
     # "the card ending in 4242" stays a fact.
+    # The digits on the back of a card: three or four of them, named.
+    ("card_security_code", re.compile(r"(?i)\b(?:cvv2?|cvc2?|csc|card\s+security\s+code)\b")),
     ("card_number", re.compile(
         r"(?i)\b(?:(?:credit|debit|bank|visa|mastercard|amex)\s+)?card(?:\s+(?:number|no\.?|#))?\b")),
+    # A box that holds a key opens with digits: "the keybox at the cottage is 4 7 1 2".
+    ("code", re.compile(r"(?i)\b(?:key\s*box|lock\s*box|key\s+safe)\b")),
     # A bare "code" only with digits for a value ("the code for the side gate is 4412", "... is
     # four four one two"): "zip code", "dress code" and "source code" are not credentials.
     ("code", re.compile(
@@ -179,7 +187,7 @@ _WORD = re.compile(r"[\w@$](?:[\w@$'’-]*\w)?")
 # Kinds whose value may be plain words after "is" ("my password is correct horse battery staple").
 WORDY_KINDS = frozenset({"password", "recovery_code", "security_answer"})
 # Kinds whose value must be digits.
-DIGIT_KINDS = frozenset({"code", "card_number"})
+DIGIT_KINDS = frozenset({"code", "card_number", "card_security_code"})
 CARD_DIGITS = 8
 # Words that may stand between the credential word and its value.
 _FILLERS = frozenset(
@@ -231,14 +239,20 @@ _MAX_RECOVERY_WORDS = 24
 _MAX_DIGIT_GROUPS = 12
 _TOKEN = re.compile(r"\S+")
 _EDGE_PUNCTUATION = "\"'()[]{}<>,;.!?“”‘’—–"
-_TIME = re.compile(r"(?i)^\d{1,2}[:.]\d{2}(?:am|pm)?$|^\d{1,2}(?:am|pm)$|^\d+(?:st|nd|rd|th)$")
+_TIME = re.compile(r"(?i)^\d{1,2}[:.]\d{2}(?:am|pm)?$|^\d{1,2}(?:am|pm)$|^\d+(?:st|nd|rd|th)$"
+                   r"|^(?:19|20)?\d0['’]?s$")  # ... and decades: "the 1950s", "80s"
 _DATE_PARTS = re.compile(r"^(\d{1,4})[-/.](\d{1,2})[-/.](\d{1,4})$")
 _YEAR = re.compile(r"^(?:19|20)\d{2}$")
 _DIGITS = re.compile(r"^\d+$")
+# Three or more groups of four to six letters or digits joined by hyphens, the way generated keys
+# are printed to be read out (app passwords, licence keys, recovery codes).
+_GROUPED = re.compile(r"^[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6}){2,}$")
 # "a 4-digit code", "a 12-character password", "24-hour": a number describing a word.
 _DESCRIPTOR = re.compile(r"^\d+-[a-z]{3,}$")
 # "50k" is a salary, "48392017K" is not: only a short number takes the k.
-_MONEY = re.compile(r"^[$€£¥]|(?:[$€£¥]|eur|usd|gbp)$|^\d{1,3}(?:[.,]\d+)?k$", re.I)
+# An amount is a number with a currency sign or code at one end: "Girasol_2020$" is no amount.
+_MONEY = re.compile(r"^[$€£¥][\d.,]+(?:k|m|bn)?$|^[\d.,]+(?:k|m|bn)?(?:[$€£¥]|eur|usd|gbp)$|^\d{1,3}(?:[.,]\d+)?k$",
+                    re.I)
 
 
 def _is_date(token: str) -> bool:
@@ -270,6 +284,8 @@ def credential_shaped(token: str, *, previous: str = "") -> bool:
         return True
     if letters and any(c in "!@#$%^&*+=_~/\\|" for c in token) and len(token) >= 6:
         return True
+    if _GROUPED.match(token):
+        return True  # "kqzv-ptwe-hmsa-rydc": an app password, a licence or recovery key in groups
     return len(token) >= 8 and any(c.isupper() for c in token[1:]) and any(c.islower() for c in token)
 
 
@@ -311,7 +327,7 @@ def text_between(words: list, count: int, end: int) -> str:
 
 
 def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
-              phrase_words: int = _MAX_PASSPHRASE_WORDS, min_word: int = 4) -> int | None:
+              phrase_words: int = _MAX_PASSPHRASE_WORDS, min_word: int = 4, min_digits: int = 4) -> int | None:
     """Where the credential value after position `start` ends, or None when no value follows
     within a few words. `wordy`: plain words (of `min_word` letters or more) right after "is",
     ":" or "=" are the value too;
@@ -336,7 +352,8 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
         starts_run = _DIGITS.match(word) or lowered in _NUMBER_WORDS or (
             len(word) == 1 and word.isalnum() and lowered not in _ASSIGNMENT)
         run = _digit_run(words, count) if starts_run and previous not in _PREPOSITIONS else None
-        if run is not None and run[1] >= 4 and (run[2] > 1 or credential_shaped(word, previous=previous)):
+        if run is not None and run[1] >= min_digits and (
+                run[2] > 1 or credential_shaped(word, previous=previous) or min_digits < 4):
             return None if too_far else run[0]
         if digits_only:
             if lowered in _BREAK or (raw.endswith((".", "!", "?")) and not word[-1:].isdigit()):
@@ -355,7 +372,8 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
             if closing > at:
                 return None if too_far else closing
         if wordy and word.isalpha() and previous in _ASSIGNMENT and lowered not in _STOP \
-                and lowered not in _FILLERS and lowered not in _BREAK and len(word) >= min_word:
+                and lowered not in _FILLERS and lowered not in _BREAK and len(word) >= min_word \
+                and not _asks(words, count):
             end = at + len(word)
             # A passphrase runs on in plain words until the sentence or the clause does.
             last_raw, last_word = raw, word
@@ -380,6 +398,18 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
     return None
 
 
+def _asks(words: list, count: int) -> bool:
+    """Whether the sentence word `count` is in ends with a question mark. Plain words in a question
+    are no value given ("ich habe mein Passwort vergessen, wie setze ich es zurück?": German "es"
+    is Spanish "is"): nobody states a passphrase by asking."""
+    for raw, word, _ in words[count:]:
+        if raw.endswith("?"):
+            return True
+        if raw.endswith((".", "!", ";")) and not word[-1:].isdigit():
+            return False
+    return False
+
+
 def _clause_end(words: list, count: int, limit: int) -> int:
     """Where the clause that word `count` starts ends: at the end of a sentence, or `limit` words on."""
     end = words[count][2]
@@ -396,7 +426,9 @@ def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
         end = value_end(text, name_end, wordy=kind in WORDY_KINDS, digits_only=kind in DIGIT_KINDS,
                         phrase_words=_MAX_RECOVERY_WORDS if kind == "recovery_code" else _MAX_PASSPHRASE_WORDS,
                         # A pet's or a teacher's name answers a security question: "Rex".
-                        min_word=3 if kind == "security_answer" else 4)
+                        min_word=3 if kind == "security_answer" else 4,
+                        # a card's security code is three or four digits
+                        min_digits=3 if kind == "card_security_code" else 4)
         if end is None:
             continue
         if kind == "card_number" and sum(c.isdigit() for c in text[name_end:end]) < CARD_DIGITS:
@@ -671,7 +703,10 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
 
 # --- what is hidden or bare: base64, key material -----------------------------------------------
 
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}|(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{6,15}={1,2}")
+# Encoded on purpose and short: a readable text this short that hides a value ("pin 7240",
+# "alarm 3195") is a credential kept out of sight, whatever word names it.
+_SHORT_ENCODED = 40
 # A run this long with this much entropy is key material whatever surrounds it (a private key's
 # body without its header line, a long token): detect-secrets' base64 limit is 4.5 bits.
 _KEY_MATERIAL_LENGTH = 40
@@ -720,7 +755,8 @@ def _bare_key_material(text: str, inner) -> list[Finding]:
     for match in _BASE64_RUN.finditer(text):
         run = match.group().rstrip("=")
         decoded = _decoded(match.group())
-        if decoded and inner(decoded):
+        if decoded and (inner(decoded) or len(decoded) <= _SHORT_ENCODED and any(
+                credential_shaped(word.strip(_EDGE_PUNCTUATION)) for word in decoded.split())):
             findings.append(Finding("encoded_secret", match.start(), match.end()))
         elif (decoded is None  # key material decodes to bytes, not to a readable sentence
               and len(run) >= _KEY_MATERIAL_LENGTH and _entropy(run) >= _KEY_MATERIAL_ENTROPY

@@ -54,7 +54,7 @@ SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b")),
     ("bearer_token", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}")),
-    ("connection_string_password", re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:[^\s@/]+@[^\s]+", re.I)),
+    ("connection_string_password", re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]*:[^\s@/]+@[^\s]+", re.I)),
     ("signed_url", re.compile(r"https?://\S+[?&](?:X-Amz-Signature|Signature|sig|X-Goog-Signature|token|access_token)=[^\s&]+", re.I)),
     ("api_key", re.compile(
         r"(?i)\b(?:api[_ -]?key|secret[_ -]?key|access[_ -]?token|auth[_ -]?token|client[_ -]?secret|token|secret)\b(?:\s+(?:is|was))?\s*[:=]?\s*[\"']?[A-Za-z0-9_\-./+=]{12,}"

@@ -21,7 +21,21 @@ def _hides(text: str, secret: str) -> bool:
 _KEY_BODY = base64.b64encode(bytes(range(7, 250, 3)) * 2).decode()
 
 # (sentence, the secret in it)
+_PADDED = base64.b64encode(b"code 61902").decode()  # short, padded: "Y29kZSA2MTkwMg=="
 CREDENTIALS = [
+    # 2026-12-03: software keys, a card's security code, a PUK, keys in letter groups, a URL's
+    # password without a user, a short padded base64 blob, digits spaced with dots
+    ("the serial key for the synth plugin: 7KQ2M-XW9RT-PLM4B-88HZQ", "7KQ2M-XW9RT-PLM4B-88HZQ"),
+    ("registration code for the old scanner software is 1045-7782-3390-1146", "1045-7782-3390-1146"),
+    ("the app password for my backup mailbox is wxyz-pqrs-tuvw-abcd", "wxyz-pqrs-tuvw-abcd"),
+    ("postgres://:Lantern_Moss4@db.local:5432/app is what the dashboard uses", "Lantern_Moss4"),
+    ("the PUK for my daughter's sim is 51907733", "51907733"),
+    ("cvc on the new debit card: 913", "913"),
+    ("our lock box by the back door opens with 3318", "3318"),
+    (f"{_PADDED} is the thing to type at the side door", _PADDED),
+    ("das Kennwort ist Moorhuhn_1999$", "Moorhuhn_1999$"),
+    ("the sms code was 7 . 1 . 9 . 4 . 0 . 2", "7 . 1 . 9 . 4 . 0 . 2"),
+
     # credential words in other languages, inflected or compounded
     ("das WLAN-Passwort im Ferienhaus lautet Strandkorb#2211", "Strandkorb#2211"),
     ("mein Bankkennwort ist Zugspitze88!", "Zugspitze88!"),
@@ -354,6 +368,12 @@ ORDINARY = [
     "her flight number is UA 907 from Newark",
     "the order #A-55821 shipped yesterday",
     "call 0800 123 4567 to unlock your SIM, the network says",
+    # 2026-12-03: decades, amounts with the sign after, names given to things, questions
+    "my dad restores cars from the 1960s and the early 70s",
+    "the dinner was 45$ a head and the wine 12€ a glass",
+    "the office printer is called HP4410LX on the network",
+    "wie kann ich mein Passwort ändern, wenn es abgelaufen ist?",
+    "the ISBN 978-0-14-044913-6 is the penguin edition",
     pytest.param("the answer to question 7 is 1914", marks=pytest.mark.xfail(
         strict=True, reason="known false refusal: safety.py's security_answer pattern reads 'answer to ... question'")),
 ]

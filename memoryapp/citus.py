@@ -29,6 +29,41 @@ ROUTING_TABLES = {
 }
 # The table whose rows are the tenants.
 TENANT_TABLE = "memoryapp_tenant"
+# The distributed table the others are colocated with: the subjects, which every tenant's memory
+# hangs from (it references no other distributed table, so it can go first).
+COLOCATION_ANCHOR = "memoryapp_subject"
+
+# Before distributing, once no process of a release before migration 0013 runs any more: routes
+# for whatever such a process created, then the two lookups without their fallback (which looks
+# for a credential in every tenant, i.e. on every node, when it has no route).
+ROUTE_BACKFILL_SQL = """\
+INSERT INTO memoryapp_tenantroute (kind, lookup, tenant_id, created_at)
+    SELECT 'api_key', prefix, tenant_id, created_at FROM memoryapp_apikey ON CONFLICT (kind, lookup) DO NOTHING;
+INSERT INTO memoryapp_tenantroute (kind, lookup, tenant_id, created_at)
+    SELECT 'signin_link', token_hash, tenant_id, created_at FROM memoryapp_signinlink
+    ON CONFLICT (kind, lookup) DO NOTHING;"""
+
+ROUTED_LOOKUPS_SQL = """\
+CREATE OR REPLACE FUNCTION memory_api_key_lookup(p_prefix text)
+RETURNS TABLE (id uuid, tenant_id bigint, key_hash varchar, revoked_at timestamptz)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public AS $$
+DECLARE v_tenant bigint;
+BEGIN
+    SELECT r.tenant_id INTO v_tenant FROM memoryapp_tenantroute r WHERE r.kind = 'api_key' AND r.lookup = p_prefix;
+    RETURN QUERY SELECT k.id, k.tenant_id, k.key_hash, k.revoked_at FROM memoryapp_apikey k
+        WHERE k.tenant_id = v_tenant AND k.prefix = p_prefix;
+END $$;
+CREATE OR REPLACE FUNCTION memory_signin_link_consume(p_token_hash text)
+RETURNS TABLE (tenant_id bigint, subject_ref varchar)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = public AS $$
+DECLARE v_tenant bigint;
+BEGIN
+    SELECT r.tenant_id INTO v_tenant FROM memoryapp_tenantroute r
+        WHERE r.kind = 'signin_link' AND r.lookup = p_token_hash;
+    RETURN QUERY UPDATE memoryapp_signinlink l SET used_at = now()
+        WHERE l.tenant_id = v_tenant AND l.token_hash = p_token_hash AND l.used_at IS NULL AND l.expires_at > now()
+        RETURNING l.tenant_id, l.subject_ref;
+END $$;"""
 
 
 @dataclass(frozen=True)
@@ -39,7 +74,7 @@ class Layout:
 
     @property
     def colocation_anchor(self) -> str:
-        return self.distributed[0]
+        return self.distributed[0]  # layout() puts COLOCATION_ANCHOR first
 
 
 def _tables_and_foreign_keys() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
@@ -112,8 +147,11 @@ def layout() -> Layout:
         stray = references[table] - distributed - reference
         if stray:
             raise ValueError(f"{table} references {sorted(stray)}, which would stay local")
+    order = _creation_order(distributed, references)
+    if COLOCATION_ANCHOR in order and not references[COLOCATION_ANCHOR] & distributed:
+        order = [COLOCATION_ANCHOR] + [t for t in order if t != COLOCATION_ANCHOR]
     return Layout(
-        distributed=tuple(_creation_order(distributed, references)),
+        distributed=tuple(order),
         reference=tuple(_creation_order(reference, references)),
         local=tuple(sorted(local)),
     )

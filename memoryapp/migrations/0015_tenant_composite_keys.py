@@ -18,9 +18,10 @@ CompositePrimaryKey cannot be the target of a ForeignKey, and django-multitenant
 TenantForeignKey rewrites queries at run time; neither is needed for what counts here, the
 constraints in the database.
 
-Every statement here changes the catalogue only: at any table size it takes its lock for
-milliseconds (measured at 1M memories: docs/scaling.md). Atomic, so the locks are held until the
-end of this migration, and a lock that cannot be had in 10 s (behind a long transaction) fails the
+Every statement here changes the catalogue only, and they all run in one burst at the end (the
+model-state changes before it touch no table): atomic, so the locks taken are held until the
+commit that follows the burst, milliseconds at any table size (measured at 1M memories:
+docs/scaling.md). A lock that cannot be had in 10 s (behind a long transaction) fails the
 migration instead of queueing every query behind it: run it again.
 """
 from django.db import migrations, models
@@ -98,6 +99,55 @@ def reverse_keys_sql() -> list[str]:
     return statements
 
 
+# Django's own constraints and indexes on one column, found by what they are (their names carry
+# hashes): the foreign keys to a tenant table's single-column id, and the unique constraints (with
+# their varchar_pattern_ops "_like" indexes) on the two credential columns.
+DJANGO_SINGLE_COLUMN_FKS = """
+SELECT con.conrelid::regclass::text, con.conname FROM pg_constraint con
+JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = con.conkey[1]
+WHERE con.contype = 'f' AND cardinality(con.conkey) = 1 AND con.conrelid::regclass::text = %s AND a.attname = %s
+"""
+DJANGO_SINGLE_COLUMN_UNIQUES = """
+SELECT con.conname FROM pg_constraint con
+JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = con.conkey[1]
+WHERE con.contype = 'u' AND cardinality(con.conkey) = 1 AND con.conrelid::regclass::text = %s AND a.attname = %s
+"""
+DJANGO_LIKE_INDEXES = """
+SELECT i.indexrelid::regclass::text FROM pg_index i
+JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+WHERE i.indrelid::regclass::text = %s AND a.attname = %s AND i.indnatts = 1 AND NOT i.indisunique
+  AND i.indexrelid::regclass::text LIKE '%%\\_like'
+"""
+CREDENTIAL_COLUMNS = [("memoryapp_apikey", "prefix"), ("memoryapp_signinlink", "token_hash")]
+
+
+def swap_keys(apps, schema_editor):
+    """Everything this migration does to the database, in one burst of catalogue changes."""
+    statements = []
+    with schema_editor.connection.cursor() as cursor:
+        for table, column, _ in FOREIGN_KEYS:
+            cursor.execute(DJANGO_SINGLE_COLUMN_FKS, [table, column])
+            statements += [f'ALTER TABLE {t} DROP CONSTRAINT "{name}"' for t, name in cursor.fetchall()]
+        for table, column in CREDENTIAL_COLUMNS:
+            cursor.execute(DJANGO_SINGLE_COLUMN_UNIQUES, [table, column])
+            statements += [f'ALTER TABLE {table} DROP CONSTRAINT "{name}"' for (name,) in cursor.fetchall()]
+            cursor.execute(DJANGO_LIKE_INDEXES, [table, column])
+            statements += [f"DROP INDEX {name}" for (name,) in cursor.fetchall()]
+        for statement in statements + keys_sql():
+            cursor.execute(statement)
+
+
+def unswap_keys(apps, schema_editor):
+    with schema_editor.connection.cursor() as cursor:
+        for statement in reverse_keys_sql():
+            cursor.execute(statement)
+        for table, column, target in FOREIGN_KEYS:
+            cursor.execute(f"ALTER TABLE {table} ADD FOREIGN KEY ({column}) REFERENCES {target} (id) "
+                           "DEFERRABLE INITIALLY DEFERRED")
+        for table, column in CREDENTIAL_COLUMNS:
+            cursor.execute(f"ALTER TABLE {table} ADD UNIQUE ({column})")
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -106,105 +156,104 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.RunSQL("SET LOCAL lock_timeout = '10s'", migrations.RunSQL.noop),
-        # Django's single-column foreign keys go first: they depend on the single-column primary keys.
-        migrations.AlterField(
-            model_name="event", name="subject",
-            field=models.ForeignKey(db_constraint=False, on_delete=deletion.CASCADE, related_name="events",
-                                    to="memoryapp.subject"),
-        ),
-        migrations.AlterField(
-            model_name="event", name="job",
-            field=models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=deletion.SET_NULL,
-                                    related_name="+", to="memoryapp.job"),
-        ),
-        migrations.AlterField(
-            model_name="memory", name="subject",
-            field=models.ForeignKey(db_constraint=False, on_delete=deletion.CASCADE, related_name="memories",
-                                    to="memoryapp.subject"),
-        ),
-        migrations.AlterField(
-            model_name="memory", name="source_event",
-            field=models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=deletion.SET_NULL,
-                                    related_name="+", to="memoryapp.event"),
-        ),
-        migrations.AlterField(
-            model_name="memory", name="superseded_by",
-            field=models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=deletion.SET_NULL,
-                                    related_name="supersedes", to="memoryapp.memory"),
-        ),
-        migrations.AlterField(
-            model_name="memory", name="proposal_for",
-            field=models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=deletion.SET_NULL,
-                                    related_name="proposals", to="memoryapp.memory"),
-        ),
-        migrations.AlterField(
-            model_name="memorychange", name="memory",
-            field=models.ForeignKey(db_constraint=False, on_delete=deletion.CASCADE, related_name="changes",
-                                    to="memoryapp.memory"),
-        ),
-        migrations.AlterField(
-            model_name="memoryevidence", name="memory",
-            field=models.ForeignKey(db_constraint=False, on_delete=deletion.CASCADE, related_name="evidence_links",
-                                    to="memoryapp.memory"),
-        ),
-        migrations.AlterField(
-            model_name="memoryevidence", name="event",
-            field=models.ForeignKey(db_constraint=False, on_delete=deletion.CASCADE, related_name="evidence_links",
-                                    to="memoryapp.event"),
-        ),
-        migrations.AlterField(
-            model_name="memorylineage", name="derived",
-            field=models.ForeignKey(db_constraint=False, on_delete=deletion.CASCADE, related_name="source_links",
-                                    to="memoryapp.memory"),
-        ),
-        migrations.AlterField(
-            model_name="memorylineage", name="source",
-            field=models.ForeignKey(db_constraint=False, on_delete=deletion.CASCADE, related_name="derived_links",
-                                    to="memoryapp.memory"),
-        ),
-        migrations.AlterField(
-            model_name="exportfile", name="job",
-            field=models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=deletion.SET_NULL,
-                                    related_name="+", to="memoryapp.job"),
-        ),
-        # Unique across tenants no more (TenantRoute is): drops the constraint and its _like index.
-        migrations.AlterField(model_name="apikey", name="prefix", field=models.CharField(max_length=16)),
-        migrations.AlterField(model_name="signinlink", name="token_hash", field=models.CharField(max_length=64)),
-        migrations.SeparateDatabaseAndState(
-            state_operations=[
-                migrations.RemoveConstraint(model_name="event", name="event_id_unique_per_subject"),
-                migrations.RemoveConstraint(model_name="event", name="event_seq_unique_per_subject"),
-                migrations.RemoveConstraint(model_name="memoryevidence", name="evidence_unique"),
-                migrations.RemoveConstraint(model_name="memorylineage", name="lineage_unique"),
-                migrations.AddConstraint(
-                    model_name="event",
-                    constraint=models.UniqueConstraint(fields=("tenant", "subject", "event_id"),
-                                                       name="event_id_unique_per_subject"),
-                ),
-                migrations.AddConstraint(
-                    model_name="event",
-                    constraint=models.UniqueConstraint(fields=("tenant", "subject", "seq"),
-                                                       name="event_seq_unique_per_subject"),
-                ),
-                migrations.AddConstraint(
-                    model_name="memoryevidence",
-                    constraint=models.UniqueConstraint(fields=("tenant", "memory", "event"), name="evidence_unique"),
-                ),
-                migrations.AddConstraint(
-                    model_name="memorylineage",
-                    constraint=models.UniqueConstraint(fields=("tenant", "derived", "source"), name="lineage_unique"),
-                ),
-                migrations.AddConstraint(
-                    model_name="apikey",
-                    constraint=models.UniqueConstraint(fields=("tenant", "prefix"),
-                                                       name="apikey_prefix_unique_per_tenant"),
-                ),
-                migrations.AddConstraint(
-                    model_name="signinlink",
-                    constraint=models.UniqueConstraint(fields=("tenant", "token_hash"),
-                                                       name="signinlink_token_unique_per_tenant"),
-                ),
-            ],
-            database_operations=[migrations.RunSQL(keys_sql(), reverse_keys_sql())],
-        ),
+        # Django's single-column foreign keys and credential uniques: state only here, the
+        # database changes are all in swap_keys.
+        migrations.SeparateDatabaseAndState(state_operations=[
+            migrations.AlterField(
+                model_name="event", name="subject",
+                field=models.ForeignKey(db_constraint=False, on_delete=deletion.CASCADE, related_name="events",
+                                        to="memoryapp.subject"),
+            ),
+            migrations.AlterField(
+                model_name="event", name="job",
+                field=models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=deletion.SET_NULL,
+                                        related_name="+", to="memoryapp.job"),
+            ),
+            migrations.AlterField(
+                model_name="memory", name="subject",
+                field=models.ForeignKey(db_constraint=False, on_delete=deletion.CASCADE, related_name="memories",
+                                        to="memoryapp.subject"),
+            ),
+            migrations.AlterField(
+                model_name="memory", name="source_event",
+                field=models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=deletion.SET_NULL,
+                                        related_name="+", to="memoryapp.event"),
+            ),
+            migrations.AlterField(
+                model_name="memory", name="superseded_by",
+                field=models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=deletion.SET_NULL,
+                                        related_name="supersedes", to="memoryapp.memory"),
+            ),
+            migrations.AlterField(
+                model_name="memory", name="proposal_for",
+                field=models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=deletion.SET_NULL,
+                                        related_name="proposals", to="memoryapp.memory"),
+            ),
+            migrations.AlterField(
+                model_name="memorychange", name="memory",
+                field=models.ForeignKey(db_constraint=False, on_delete=deletion.CASCADE, related_name="changes",
+                                        to="memoryapp.memory"),
+            ),
+            migrations.AlterField(
+                model_name="memoryevidence", name="memory",
+                field=models.ForeignKey(db_constraint=False, on_delete=deletion.CASCADE, related_name="evidence_links",
+                                        to="memoryapp.memory"),
+            ),
+            migrations.AlterField(
+                model_name="memoryevidence", name="event",
+                field=models.ForeignKey(db_constraint=False, on_delete=deletion.CASCADE, related_name="evidence_links",
+                                        to="memoryapp.event"),
+            ),
+            migrations.AlterField(
+                model_name="memorylineage", name="derived",
+                field=models.ForeignKey(db_constraint=False, on_delete=deletion.CASCADE, related_name="source_links",
+                                        to="memoryapp.memory"),
+            ),
+            migrations.AlterField(
+                model_name="memorylineage", name="source",
+                field=models.ForeignKey(db_constraint=False, on_delete=deletion.CASCADE, related_name="derived_links",
+                                        to="memoryapp.memory"),
+            ),
+            migrations.AlterField(
+                model_name="exportfile", name="job",
+                field=models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=deletion.SET_NULL,
+                                        related_name="+", to="memoryapp.job"),
+            ),
+            # Unique across tenants no more (TenantRoute is).
+            migrations.AlterField(model_name="apikey", name="prefix", field=models.CharField(max_length=16)),
+            migrations.AlterField(model_name="signinlink", name="token_hash", field=models.CharField(max_length=64)),
+            migrations.RemoveConstraint(model_name="event", name="event_id_unique_per_subject"),
+            migrations.RemoveConstraint(model_name="event", name="event_seq_unique_per_subject"),
+            migrations.RemoveConstraint(model_name="memoryevidence", name="evidence_unique"),
+            migrations.RemoveConstraint(model_name="memorylineage", name="lineage_unique"),
+            migrations.AddConstraint(
+                model_name="event",
+                constraint=models.UniqueConstraint(fields=("tenant", "subject", "event_id"),
+                                                   name="event_id_unique_per_subject"),
+            ),
+            migrations.AddConstraint(
+                model_name="event",
+                constraint=models.UniqueConstraint(fields=("tenant", "subject", "seq"),
+                                                   name="event_seq_unique_per_subject"),
+            ),
+            migrations.AddConstraint(
+                model_name="memoryevidence",
+                constraint=models.UniqueConstraint(fields=("tenant", "memory", "event"), name="evidence_unique"),
+            ),
+            migrations.AddConstraint(
+                model_name="memorylineage",
+                constraint=models.UniqueConstraint(fields=("tenant", "derived", "source"), name="lineage_unique"),
+            ),
+            migrations.AddConstraint(
+                model_name="apikey",
+                constraint=models.UniqueConstraint(fields=("tenant", "prefix"),
+                                                   name="apikey_prefix_unique_per_tenant"),
+            ),
+            migrations.AddConstraint(
+                model_name="signinlink",
+                constraint=models.UniqueConstraint(fields=("tenant", "token_hash"),
+                                                   name="signinlink_token_unique_per_tenant"),
+            ),
+        ]),
+        migrations.RunPython(swap_keys, unswap_keys),
     ]

@@ -11,12 +11,14 @@ import io
 import pytest
 from django.conf import settings
 from django.core.management import call_command
-from django.db import IntegrityError, connection
+from django.db import IntegrityError, connection, connections, transaction
 
 from memoryapp import citus
-from memoryapp.models import Subject
+from memoryapp.models import Subject, TenantRoute
 from memoryapp.services.events import EventInput, event_append
 from memoryapp.services.memories import MemoryDraft, memory_write
+from memoryapp.services.signin import signin_link_consume, signin_link_create, token_hash
+from memoryapp.services.tenants import api_key_authenticate, api_key_create
 
 from tests.conftest import as_tenant
 
@@ -164,7 +166,7 @@ def test_the_application_role_is_bound_by_row_level_security_on_every_tenant_tab
 def test_the_layout_command_distributes_every_tenant_table_colocated_by_tenant_id():
     out = io.StringIO()
     call_command("citus_layout", stdout=out)
-    statements = [line for line in out.getvalue().splitlines() if line.startswith("SELECT")]
+    statements = [line for line in out.getvalue().splitlines() if line.startswith("SELECT create_")]
     plan = citus.layout()
     distributed = _distributed_tables()
     anchor = plan.colocation_anchor
@@ -177,6 +179,7 @@ def test_the_layout_command_distributes_every_tenant_table_colocated_by_tenant_i
     # Each table once, and after every table it references (Citus refuses it otherwise).
     order = [s.split("'")[1] for s in statements]
     assert len(order) == len(set(order))
+    assert set(order) == set(plan.distributed) | set(plan.reference)
     for name, table, target in _rows(
         "SELECT conname, conrelid::regclass::text, confrelid::regclass::text FROM pg_constraint "
         "WHERE contype = 'f' AND conrelid <> confrelid"
@@ -197,3 +200,38 @@ def test_a_row_cannot_reference_another_tenants_row(tenant_a, tenant_b, actor):
     with pytest.raises(IntegrityError), as_tenant(tenant_b), connection.cursor() as cursor:
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute("UPDATE memoryapp_event SET subject_id = %s", [alice_a])
+
+
+class _Rollback(Exception):
+    pass
+
+
+@pytest.mark.django_db(transaction=True, databases=["default", "owner"])
+def test_credentials_are_found_through_their_route_before_the_tenant_is_known(tenant_a, tenant_b, actor):
+    key_a, raw_a = api_key_create(tenant=tenant_a, name="a", actor=actor)
+    api_key_create(tenant=tenant_b, name="b", actor=actor)
+    url, _ = signin_link_create(tenant=tenant_a, subject_ref="alice", actor=actor)
+    link_hash = token_hash(url.rsplit("/", 1)[-1])
+    assert set(TenantRoute.objects.filter(tenant=tenant_a).values_list("kind", "lookup")) == {
+        ("api_key", key_a.prefix), ("signin_link", link_hash),
+    }
+    # The lookups citus_layout installs before distributing (route only, no fallback): tried in
+    # a transaction of the schema owner that is rolled back, so the migration's stay for the rest.
+    with pytest.raises(_Rollback), transaction.atomic(using="owner"), connections["owner"].cursor() as cursor:
+        cursor.execute(citus.ROUTE_BACKFILL_SQL)
+        cursor.execute(citus.ROUTED_LOOKUPS_SQL)
+        cursor.execute("SELECT id, tenant_id FROM memory_api_key_lookup(%s)", [key_a.prefix])
+        assert cursor.fetchall() == [(key_a.id, tenant_a.pk)]
+        cursor.execute("SELECT tenant_id, subject_ref FROM memory_signin_link_consume(%s)", [link_hash])
+        assert cursor.fetchall() == [(tenant_a.pk, "alice")]
+        cursor.execute("DELETE FROM memoryapp_tenantroute WHERE kind = 'api_key'")
+        cursor.execute("SELECT id FROM memory_api_key_lookup(%s)", [key_a.prefix])
+        assert cursor.fetchall() == []
+        raise _Rollback
+    # The migration's lookups also find a key a process of the previous release made without a
+    # route (rolling deploy).
+    TenantRoute.objects.filter(kind="api_key").delete()
+    with transaction.atomic():
+        assert api_key_authenticate(raw_a).id == key_a.id
+    with transaction.atomic():
+        assert signin_link_consume(url.rsplit("/", 1)[-1]) == (tenant_a.pk, "alice")

@@ -12,6 +12,7 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 from django.db import IntegrityError, connection, connections, transaction
+from django.db.models import Count
 
 from memoryapp import citus
 from memoryapp.models import Subject, TenantRoute
@@ -200,6 +201,17 @@ def test_a_row_cannot_reference_another_tenants_row(tenant_a, tenant_b, actor):
     with pytest.raises(IntegrityError), as_tenant(tenant_b), connection.cursor() as cursor:
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute("UPDATE memoryapp_event SET subject_id = %s", [alice_a])
+
+
+def test_the_orm_groups_tenant_rows_although_their_database_primary_key_is_composite(tenant_a, actor):
+    """Django groups a whole row by its `id` alone, which PostgreSQL allows only when `id` is the
+    primary key: memoryapp.dbbackend turns that off for the tenant tables."""
+    for statement in ("I like tea.", "I live in Porto."):
+        memory_write(tenant=tenant_a, subject_ref="alice", draft=MemoryDraft(statement=statement), actor=actor)
+    memory_write(tenant=tenant_a, subject_ref="bob", draft=MemoryDraft(statement="I like maps."), actor=actor)
+    with as_tenant(tenant_a):
+        counted = sorted((s.external_id, s.n) for s in Subject.objects.annotate(n=Count("memories")))
+    assert counted == [("alice", 2), ("bob", 1)]
 
 
 class _Rollback(Exception):

@@ -20,8 +20,8 @@ constraints in the database.
 
 Every statement here changes the catalogue only, and they all run in one burst at the end (the
 model-state changes before it touch no table): atomic, so the locks taken are held until the
-commit that follows the burst, milliseconds at any table size (measured at 1M memories:
-docs/scaling.md). A lock that cannot be had in 10 s (behind a long transaction) fails the
+commit that follows the burst, which does not grow with the tables (at 1M memories, on a busy
+machine: at most 1.25 s, the end of the migrate command included; docs/scaling.md). A lock that cannot be had in 10 s (behind a long transaction) fails the
 migration instead of queueing every query behind it: run it again.
 """
 from django.db import migrations, models

@@ -4,6 +4,13 @@ what replaced it, what was derived from it, and the audit trail of every change.
 Every table that belongs to a tenant carries ``tenant_id`` and is guarded by PostgreSQL
 row-level security (see migrations/0002_row_level_security.py): the application's database
 role sees only the rows of the tenant set for the current transaction.
+
+Ready for Citus (docs/scaling.md): in the database, every such table's primary key is
+(tenant_id, id), every unique constraint starts with tenant_id, and every foreign key between two
+of them is (tenant_id, x_id) -> (tenant_id, id) (migrations 0013-0016, RunSQL). The ORM keeps its
+single `id` primary key, and the foreign keys between tenant tables are `db_constraint=False`: the
+database's composite constraint stands in for Django's single-column one, which would need `id`
+alone to be unique. tests/memoryapp/test_citus_readiness.py holds the rule.
 """
 import uuid
 
@@ -135,7 +142,7 @@ class Event(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
-    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="events")
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="events", db_constraint=False)
     event_id = models.CharField(max_length=200)
     seq = models.BigIntegerField()
     role = models.CharField(max_length=10, choices=Role.choices)
@@ -159,12 +166,13 @@ class Event(models.Model):
     erasing = models.BooleanField(default=False)
     flags = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True, default="")
-    job = models.ForeignKey("Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    job = models.ForeignKey("Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                            db_constraint=False)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["subject", "event_id"], name="event_id_unique_per_subject"),
-            models.UniqueConstraint(fields=["subject", "seq"], name="event_seq_unique_per_subject"),
+            models.UniqueConstraint(fields=["tenant", "subject", "event_id"], name="event_id_unique_per_subject"),
+            models.UniqueConstraint(fields=["tenant", "subject", "seq"], name="event_seq_unique_per_subject"),
         ]
         indexes = [
             models.Index(fields=["tenant", "status", "recorded_at"], name="event_outbox_idx"),
@@ -207,14 +215,15 @@ class Memory(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
-    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="memories")
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="memories", db_constraint=False)
     memory_type = models.CharField(max_length=12, choices=Type.choices, default=Type.SEMANTIC)
     namespace = models.CharField(max_length=300, blank=True, default="")
     statement = models.TextField()
     # Normalised (entity, attribute) key, e.g. "user:home_city", used to find what a fact supersedes.
     key = models.CharField(max_length=200, blank=True, default="")
     source_kind = models.CharField(max_length=20, choices=SourceKind.choices)
-    source_event = models.ForeignKey(Event, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    source_event = models.ForeignKey(Event, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                                     db_constraint=False)
     evidence = models.ManyToManyField(Event, through="MemoryEvidence", related_name="memories")
     derived_from = models.ManyToManyField(
         "self", through="MemoryLineage", symmetrical=False, related_name="derivatives"
@@ -227,14 +236,14 @@ class Memory(models.Model):
     valid_to = models.DateTimeField(null=True, blank=True)
     recorded_at = models.DateTimeField(auto_now_add=True)
     superseded_by = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes", db_constraint=False
     )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
     status_reason = models.CharField(max_length=100, blank=True, default="")
     # A proposal (a procedure waiting for approval) names the current memory it would replace;
     # that one stays current until an admin approves, and stays for good if they reject.
     proposal_for = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="proposals"
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="proposals", db_constraint=False
     )
     expires_at = models.DateTimeField(null=True, blank=True)
     access_count = models.PositiveIntegerField(default=0)
@@ -298,7 +307,7 @@ class MemoryChange(models.Model):
     the `status`/`valid_to` of its first change after that time, or its current state if none."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
-    memory = models.ForeignKey("Memory", on_delete=models.CASCADE, related_name="changes")
+    memory = models.ForeignKey("Memory", on_delete=models.CASCADE, related_name="changes", db_constraint=False)
     changed_at = models.DateTimeField()
     status = models.CharField(max_length=20)
     valid_to = models.DateTimeField(null=True, blank=True)
@@ -311,13 +320,13 @@ class MemoryEvidence(models.Model):
     """A memory's source events (lineage to the raw record)."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="evidence_links")
-    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="evidence_links")
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="evidence_links", db_constraint=False)
+    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="evidence_links", db_constraint=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["memory", "event"], name="evidence_unique"),
+            models.UniqueConstraint(fields=["tenant", "memory", "event"], name="evidence_unique"),
         ]
 
 
@@ -325,14 +334,14 @@ class MemoryLineage(models.Model):
     """A derived memory (summary, consolidation, profile) and one memory it was derived from."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
-    derived = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="source_links")
-    source = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="derived_links")
+    derived = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="source_links", db_constraint=False)
+    source = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="derived_links", db_constraint=False)
     kind = models.CharField(max_length=30, default="derived")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["derived", "source"], name="lineage_unique"),
+            models.UniqueConstraint(fields=["tenant", "derived", "source"], name="lineage_unique"),
         ]
 
 
@@ -451,7 +460,9 @@ class ApiKey(models.Model):
     # Bound keys name their subject by external id, so erasing and re-creating it keeps the bond.
     subject_ref = models.CharField(max_length=200, blank=True, default="")
     name = models.CharField(max_length=200, blank=True, default="")
-    prefix = models.CharField(max_length=16, unique=True)
+    # Unique per tenant here; unique across tenants in TenantRoute, which answers "whose key is
+    # this" before a tenant is known.
+    prefix = models.CharField(max_length=16)
     key_hash = models.CharField(max_length=64)
     # The highest source this key may claim for what it writes (policy.source_allowed); the
     # default claims anything, as the v1 contract does.
@@ -460,6 +471,9 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "prefix"], name="apikey_prefix_unique_per_tenant")]
 
     @property
     def is_active(self) -> bool:
@@ -497,7 +511,8 @@ class ExportFile(models.Model):
     subject_ref = models.CharField(max_length=200)
     # The Subject row it was made from (see Job.subject_row_id).
     subject_row_id = models.BigIntegerField(null=True, blank=True)
-    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                            db_constraint=False)
     content = models.BinaryField()
     size = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -545,7 +560,35 @@ class SignInLink(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
     subject_ref = models.CharField(max_length=200)
-    token_hash = models.CharField(max_length=64, unique=True)
+    # Unique per tenant here, across tenants in TenantRoute (see ApiKey.prefix).
+    token_hash = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "token_hash"], name="signinlink_token_unique_per_tenant"),
+        ]
+
+
+class TenantRoute(models.Model):
+    """Which tenant a credential belongs to, for the two lookups made before any tenant is known:
+    an API key by its prefix, a console sign-in link by its token's hash. Small, global and
+    unique across tenants (what ApiKey and SignInLink can no longer be once every unique key they
+    have includes tenant_id), so on Citus it is a reference table: the SECURITY DEFINER lookups
+    (migration 0013) read the tenant here, then the credential's row on that tenant's shard.
+    Holds nothing secret: a key's prefix is shown in its listing, a link is stored only hashed.
+    Written with the credential, in the same transaction (services/tenants.py, signin.py)."""
+
+    class Kind(models.TextChoices):
+        API_KEY = "api_key"
+        SIGNIN_LINK = "signin_link"
+
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    lookup = models.CharField(max_length=64)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "lookup"], name="tenant_route_unique")]

@@ -91,6 +91,9 @@ TEMPLATES = [
 # applies to every query it makes. Migrations create that role if it is missing.
 DATABASE_URL = env_str("DATABASE_URL") or embedded.start_postgres()
 _owner = dj_database_url.parse(DATABASE_URL, conn_max_age=0)
+# Django's PostgreSQL backend, aware that a tenant table's primary key in the database is
+# (tenant_id, id) (memoryapp/dbbackend/base.py says what that changes).
+_owner["ENGINE"] = "memoryapp.dbbackend"
 _owner["CONN_HEALTH_CHECKS"] = True
 _owner.setdefault("OPTIONS", {})
 DB_APP_USER = env_str("MEMORY_DB_APP_USER", "memory_app")

@@ -37,6 +37,7 @@ from django.db.models import Q
 from memoryapp.models import (
     ConsoleAccount, Event, ExportFile, IdempotencyRecord, Job, Memory, MemoryEvidence,
     MemoryChange, MemoryLineage, ReadAudit, SignInLink, Subject, Tenant,
+    TenantRoute,
 )
 from memoryapp.services.audit import audit_record, audit_redact
 from memoryapp.services.jobs import job_progress
@@ -297,7 +298,12 @@ def _erase_subject(*, tenant: Tenant, job: Job) -> tuple[dict, set, dict]:
             _subject_idempotency_filter(subject_ref), tenant=tenant
         ).delete()[0]
         counts["export_files"] += ExportFile.objects.filter(tenant=tenant, subject_ref=subject_ref).delete()[0]
-        counts["signin_links"] += SignInLink.objects.filter(tenant=tenant, subject_ref=subject_ref).delete()[0]
+        links = SignInLink.objects.filter(tenant=tenant, subject_ref=subject_ref)
+        # Their routes (kind, token hash -> tenant) go with them: nothing is left to find.
+        TenantRoute.objects.filter(
+            kind=TenantRoute.Kind.SIGNIN_LINK, tenant=tenant, lookup__in=links.values("token_hash")
+        ).delete()
+        counts["signin_links"] += links.delete()[0]
         # Other jobs about the subject may carry its event ids or counts; the deletion jobs stay
         # as the record of the erasure (they hold only the receipt).
         counts["jobs"] += (

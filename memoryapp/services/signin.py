@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from memoryapp.actors import Actor
 from memoryapp.errors import ApplicationError
-from memoryapp.models import ConsoleAccount, SignInLink, Tenant
+from memoryapp.models import ConsoleAccount, SignInLink, Tenant, TenantRoute
 from memoryapp.services.audit import audit_record
 from memoryapp.tenancy import tenant_activate
 
@@ -35,9 +35,10 @@ def signin_link_create(*, tenant: Tenant, subject_ref: str, actor: Actor,
     tenant_activate(tenant=tenant)
     token = secrets.token_urlsafe(32)
     expires_at = timezone.now() + min(ttl, SIGNIN_LINK_TTL)
-    link = SignInLink.objects.create(
-        tenant=tenant, subject_ref=subject_ref, token_hash=token_hash(token), expires_at=expires_at
-    )
+    hashed = token_hash(token)
+    link = SignInLink.objects.create(tenant=tenant, subject_ref=subject_ref, token_hash=hashed, expires_at=expires_at)
+    # Found by its hash before its tenant is known (memory_signin_link_consume, migration 0013).
+    TenantRoute.objects.create(kind=TenantRoute.Kind.SIGNIN_LINK, lookup=hashed, tenant=tenant)
     audit_record(
         tenant=tenant, actor=actor, action="console_link_created", subject_ref=subject_ref, target=str(link.id),
         details={"expires_at": expires_at.isoformat()},

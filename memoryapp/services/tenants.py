@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from memoryapp.actors import Actor
 from memoryapp.errors import ApplicationError, NotFound
-from memoryapp.models import ApiKey, SourceKind, Subject, Tenant
+from memoryapp.models import ApiKey, SourceKind, Subject, Tenant, TenantRoute
 from memoryapp.services.audit import audit_chain_init, audit_record
 from memoryapp.tenancy import tenant_activate
 
@@ -48,6 +48,8 @@ def api_key_create(*, tenant: Tenant, subject_ref: str = "", name: str = "", act
         tenant=tenant, subject_ref=subject_ref, name=name, prefix=prefix, key_hash=key_hash(raw_key),
         max_source=max_source,
     )
+    # Found by its prefix before its tenant is known (memory_api_key_lookup, migration 0013).
+    TenantRoute.objects.create(kind=TenantRoute.Kind.API_KEY, lookup=prefix, tenant=tenant)
     audit_record(
         tenant=tenant, actor=actor, action="api_key_created", subject_ref=subject_ref, target=str(api_key.id),
         details={"name": name, "prefix": prefix, "bound_subject": subject_ref or None, "max_source": max_source},

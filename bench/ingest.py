@@ -119,13 +119,25 @@ def wait_processed(tenant, subject_refs: list[str], expected: int, timeout: floa
 
 
 def raw_rate(texts: list[str], threads: int | None = None) -> float:
-    """The embedder alone on `texts`, in this process, with `threads` torch threads (default: torch's)."""
-    import torch
+    """The embedder alone on `texts`, in this process, with `threads` math threads (default: one
+    per core), on the runtime the worker uses (ONNX Runtime, or torch: MEMORY_EMBEDDER)."""
+    from django.conf import settings
 
     from memoryapp import embeddings
 
+    threads = threads or torch_threads()
+    if embeddings.embedder_backend() == "onnxruntime":
+        from memoryapp import embedding_onnx
+
+        embedder = embedding_onnx.load(threads, embeddings._torch_encode)
+        embedder.encode(texts[:32], batch_size=settings.MEMORY_EMBEDDING_BATCH_SIZE)
+        t0 = time.perf_counter()
+        embedder.encode(texts, batch_size=settings.MEMORY_EMBEDDING_BATCH_SIZE)
+        return len(texts) / (time.perf_counter() - t0)
+    import torch
+
     default = torch.get_num_threads()
-    torch.set_num_threads(threads or default)
+    torch.set_num_threads(threads)
     try:
         t0 = time.perf_counter()
         embeddings.embed_texts(texts)
@@ -135,15 +147,13 @@ def raw_rate(texts: list[str], threads: int | None = None) -> float:
 
 
 def raw_rates(texts: list[str], worker_threads: int | None) -> dict:
-    """The raw rate at torch's default thread count and, if the worker runs another, at that."""
+    """The raw rate at the default thread count (one per core) and, if the worker runs another, at that."""
     counts = sorted({torch_threads(), worker_threads or torch_threads()})
     return {n: raw_rate(texts, n) for n in counts}
 
 
 def torch_threads() -> int:
-    import torch
-
-    return torch.get_num_threads()
+    return os.cpu_count() or 1
 
 
 def candidates(tenant) -> int:

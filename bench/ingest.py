@@ -205,6 +205,15 @@ def run(args) -> None:
 
         subjects = [f"user-{i}" for i in range(args.subjects)]
         per = (len(texts) + len(subjects) - 1) // len(subjects)
+        # CPU seconds of the worker and of the database server over the run: on a shared machine
+        # the events/s move with everyone else's load, the CPU per event much less.
+        from bench.api_load import tree_cpu_seconds
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            postgres = __import__("psutil").Process(cursor.fetchone()[0]).ppid()
+        cpu_before = {"worker": tree_cpu_seconds(worker.pid), "database": tree_cpu_seconds(postgres)}
         t0 = time.perf_counter()
         for si, subject in enumerate(subjects):
             chunk = texts[si * per:(si + 1) * per]
@@ -218,6 +227,8 @@ def run(args) -> None:
             tenant_activate(tenant=tenant)
             last = memory_search(tenant=tenant, subject_ref=subjects[-1], query=texts[-1], k=1, record_access=False)
         elapsed = time.perf_counter() - t0
+        cpu = {"worker": tree_cpu_seconds(worker.pid) - cpu_before["worker"],
+               "database": tree_cpu_seconds(postgres) - cpu_before["database"]}
         assert last, "the last event is not searchable"
         # The machine is shared: measuring the raw rate on both sides of the run shows how much
         # the load moved meanwhile; each thread count's rate is the mean of the two, and the
@@ -238,6 +249,9 @@ def run(args) -> None:
         print(f"ratio:                 {100 * e2e / raw:8.1f} %  (of the best raw rate; target >= 70%)")
         print(f"sentences embedded:    {embedded} by the worker ({embedded / len(texts):.2f} per event: the episode "
               f"and each candidate fact), so the embedder alone caps the ratio at {100 * len(texts) / embedded:.0f}%")
+        print(f"CPU per event:         {1000 * (cpu['worker'] + cpu['database']) / len(texts):8.1f} ms (worker "
+              f"{1000 * cpu['worker'] / len(texts):.1f} ms, database {1000 * cpu['database'] / len(texts):.1f} ms; "
+              f"the appends in this process not counted)")
         print(f"load average:          {load_before[0]:.2f} before, {load_after[0]:.2f} after (1 min)")
         time.sleep(0.5)  # the worker logs its last job's timing right after committing it
         for line in (workdir / "worker.log").read_text().splitlines():
@@ -246,7 +260,11 @@ def run(args) -> None:
     finally:
         if worker is not None:
             worker.terminate()
-            worker.wait(30)
+            try:
+                worker.wait(60)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait(10)
         redis.terminate()
         redis.wait(10)
         shutil.rmtree(workdir, ignore_errors=True)

@@ -2,6 +2,7 @@
 carries it, once (loading takes seconds; a request must never pay for it). It runs on ONNX
 Runtime (embedding_onnx.py: the same weights, the same vectors within 1e-3 cosine, several times
 faster on a CPU) and on torch when ONNX Runtime cannot be had or MEMORY_EMBEDDER=torch."""
+import hashlib
 import logging
 import os
 import threading
@@ -97,8 +98,9 @@ def embed_texts(texts: list[str], batch_size: int | None = None) -> np.ndarray:
 # One text's vector is asked for again and again: agents repeat their questions (search and
 # context for the same turn, the same "what does the user prefer?" every session), and writes
 # restate what was just searched. The model is deterministic, so a process-wide LRU of recent
-# texts returns the very same vector; it holds vectors of texts, never a tenant's rows.
-_cache: "OrderedDict[str, np.ndarray]" = OrderedDict()
+# texts returns the very same vector. It is keyed by a digest, not the text: no person's words
+# stay in a process's memory after their erasure; only vectors, bounded and evicted in turn.
+_cache: "OrderedDict[bytes, np.ndarray]" = OrderedDict()
 _cache_lock = threading.Lock()
 
 
@@ -112,14 +114,15 @@ def embed_text(text: str) -> np.ndarray:
     size = _cache_size()
     if size <= 0:
         return embed_texts([text])[0]
+    key = hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
     with _cache_lock:
-        vector = _cache.get(text)
+        vector = _cache.get(key)
         if vector is not None:
-            _cache.move_to_end(text)
+            _cache.move_to_end(key)
             return vector.copy()
     vector = embed_texts([text])[0]
     with _cache_lock:
-        _cache[text] = vector.copy()
+        _cache[key] = vector.copy()
         while len(_cache) > size:
             _cache.popitem(last=False)
     return vector

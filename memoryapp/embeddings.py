@@ -19,6 +19,7 @@ DIMENSIONS = 384
 
 _model = None  # the torch SentenceTransformer, when it is the backend (or the reference for a check)
 _onnx = None  # memoryapp/embedding_onnx.OnnxEmbedder, when ONNX Runtime is the backend
+_onnx_failed = False  # not to be tried again in this process (or MEMORY_EMBEDDER=torch)
 _lock = threading.Lock()
 logger = logging.getLogger(__name__)
 
@@ -48,10 +49,11 @@ def _torch_encode(texts: list[str], batch_size: int = 32) -> np.ndarray:
 
 
 def _load():
-    """The backend, loaded once: ONNX Runtime unless MEMORY_EMBEDDER=torch or it cannot be had."""
-    global _onnx, _model
+    """The backend, loaded once: ONNX Runtime unless MEMORY_EMBEDDER=torch or it cannot be had
+    (tried once per process; then torch, logged)."""
+    global _onnx, _model, _onnx_failed
     with _lock:
-        if _onnx is None and _model is None:
+        if _onnx is None and not _onnx_failed:
             from django.conf import settings
 
             if settings.MEMORY_EMBEDDER == "onnx":
@@ -61,13 +63,18 @@ def _load():
                     _onnx = embedding_onnx.load(_threads(), _torch_encode)
                     _model = None  # the check's torch reference, if an export was checked, is no longer needed
                 except Exception:
+                    _onnx_failed = True
                     logger.warning("ONNX Runtime embedder unavailable; embedding with torch", exc_info=True)
-            if _onnx is None:
-                import torch
+            else:
+                _onnx_failed = True
+        if _onnx is not None:
+            return _onnx
+        if _model is None:
+            import torch
 
-                torch.set_num_threads(_threads())
-                _torch_model()
-    return _onnx or _model
+            torch.set_num_threads(_threads())
+            _torch_model()
+        return _model
 
 
 def embedder_loaded() -> bool:

@@ -1,7 +1,8 @@
-"""Load test of the agent API through a real gunicorn: search and event ingestion under N
-concurrent clients.
+"""Load test of the agent API through a real gunicorn and a real Celery worker: a mix of
+searches, context builds, event appends and explicit writes under N closed-loop clients.
 
     .venv/bin/python bench/api_load.py [--clients 32] [--duration 20] [--workers 2] [--threads 8]
+                                       [--mix search=35,context=35,events=20,write=10] [--code DIR]
 
 It uses its own database (`bench_api`, migrated on the embedded PostgreSQL or DATABASE_URL's
 server) and its own private Redis, so it never touches the app's data or another run's queues;
@@ -9,6 +10,14 @@ it starts gunicorn on a free 127.0.0.1 port, mints a key, seeds memories, drives
 (threads with keep-alive http.client connections) for a bounded time, prints requests/s,
 p50/p95/p99 and errors per operation, and stops everything it started. The per-key throttle
 is lifted for the run (API_THROTTLE_RATE) so the numbers measure the service, not the limit.
+
+The default mix is the issue's realistic one (search and context 70 %, events 20 %, explicit
+writes 10 %). A Celery worker extracts the appended events meanwhile, as in production, and the
+CPU time each side used during the drive (gunicorn, the worker, the PostgreSQL server, the load
+generator itself) is read from /proc and printed per request: on a shared machine that says more
+than requests/s. `--code DIR` serves another checkout of the project (say the code before a
+change, made with `git worktree add`) with this one's virtualenv and bench, so two versions are
+compared by the same load.
 """
 from __future__ import annotations
 
@@ -118,12 +127,55 @@ def wait_ready(port: int, limit: float = 120) -> None:
     raise SystemExit("gunicorn did not start")
 
 
+def tree_cpu_seconds(root: int) -> float:
+    """User + system CPU seconds of `root` and every live descendant, including the children
+    each of them has already reaped: all the CPU this process tree has used so far."""
+    import psutil
+
+    try:
+        procs = [psutil.Process(root)]
+        procs += procs[0].children(recursive=True)
+    except psutil.Error:
+        return 0.0
+    total = 0.0
+    for proc in procs:
+        try:
+            t = proc.cpu_times()
+            total += t.user + t.system + t.children_user + t.children_system
+        except psutil.Error:
+            pass
+    return total
+
+
+def postmaster_pid(url: str) -> int:
+    """The PostgreSQL server's main process (the parent of a backend of ours)."""
+    import psutil
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+    return psutil.Process(backend).ppid()
+
+
+def start_worker(code: str, env: dict, log: str) -> subprocess.Popen:
+    """A Celery worker on the bench's database and Redis, as runservice starts one."""
+    out = open(log, "ab")
+    proc = subprocess.Popen(
+        [os.path.join(ROOT, ".venv", "bin", "celery"), "-A", "workers.celery", "worker",
+         "-Q", "extraction,maintenance,erasure", "--concurrency", "1", "--without-gossip", "--without-mingle",
+         "--without-heartbeat", "--loglevel=WARNING", "-n", f"api-load-{os.getpid()}@%h"],
+        cwd=code, env={**env, "PYTHONPATH": code}, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    return proc
+
+
 @contextlib.contextmanager
 def bench_service(*, database: str, tenant: str, key_name: str, prefix: str, workers: int = 1, threads: int = 4,
-                  extra_env: dict | None = None):
+                  extra_env: dict | None = None, code: str = ROOT, worker: bool = False, info: dict | None = None):
     """A real gunicorn (the project's config) over a migrated bench database and a private
     redis-server, with one API key of a fresh tenant: yields (port, raw key) and stops both
-    whatever happens. Shared by the load and overhead benches."""
+    whatever happens. Shared by the load and overhead benches. `code`: the checkout served;
+    `worker`: also run a Celery worker; `info` receives the servers' PIDs."""
     db_url = bench_database(owner_url(), database)
     tmp = tempfile.mkdtemp(prefix=prefix)
     redis, redis_url = start_redis(tmp)
@@ -133,22 +185,33 @@ def bench_service(*, database: str, tenant: str, key_name: str, prefix: str, wor
            # worker thread, and 16 request threads would fight over 2 cores.
            "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"), "MKL_NUM_THREADS": "1",
            **(extra_env or {})}
-    gunicorn = None
+    gunicorn = celery = None
     try:
-        subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+        subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=code, env=env, check=True)
         out = subprocess.run([PYTHON, "manage.py", "create_api_key", "--tenant", tenant, "--create-tenant",
-                              "--name", key_name], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+                              "--name", key_name], cwd=code, env=env, check=True, capture_output=True, text=True)
         key = out.stdout.strip().splitlines()[-1]
         port = free_port()
         gunicorn = subprocess.Popen(
             [GUNICORN, "memoryapp.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
              "--threads", str(threads), "--worker-class", "gthread", "--timeout", "120", "--log-level", "warning",
              "--config", "python:memoryapp.gunicorn_config"],
-            cwd=ROOT, env=env, start_new_session=True,
+            cwd=code, env=env, start_new_session=True,
         )
+        if worker:
+            celery = start_worker(code, env, os.path.join(tmp, "worker.log"))
         wait_ready(port)
+        if info is not None:
+            info.update(gunicorn=gunicorn.pid, worker=celery.pid if celery else None,
+                        postgres=postmaster_pid(db_url), worker_log=os.path.join(tmp, "worker.log"))
         yield port, key
     finally:
+        if celery is not None:
+            os.killpg(celery.pid, signal.SIGTERM)
+            try:
+                celery.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(celery.pid, signal.SIGKILL)
         if gunicorn is not None:
             os.killpg(gunicorn.pid, signal.SIGTERM)
             try:
@@ -167,11 +230,36 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
 
 
-def run_clients(port: int, key: str, clients: int, duration: float, event_share: float):
-    latencies: dict[str, list[float]] = {"search": [], "events": []}
-    errors: dict[str, int] = {"search": 0, "events": 0}
+OPERATIONS = ("search", "context", "events", "write")
+
+
+def parse_mix(text: str) -> dict[str, float]:
+    mix = {}
+    for part in text.split(","):
+        name, _, share = part.partition("=")
+        if name.strip() not in OPERATIONS:
+            raise SystemExit(f"--mix: unknown operation {name!r} (one of {', '.join(OPERATIONS)})")
+        mix[name.strip()] = float(share)
+    total = sum(mix.values())
+    return {op: share / total for op, share in mix.items() if share > 0}
+
+
+def run_clients(port: int, key: str, clients: int, duration: float, mix: dict[str, float]):
+    latencies: dict[str, list[float]] = {op: [] for op in mix}
+    errors: dict[str, int] = {op: 0 for op in mix}
     lock = threading.Lock()
     deadline = time.monotonic() + duration
+    ops, weights = list(mix), list(mix.values())
+
+    def request(op: str, rng: random.Random, n: int, i: int, subject: str):
+        if op == "events":
+            body = {"event_id": f"load-{n}-{i}-{time.time_ns()}", "role": "user", "content": rng.choice(FACTS)}
+            return f"subjects/{subject}/events", body, 202
+        if op == "write":
+            return f"subjects/{subject}/memories", {"statement": f"{rng.choice(FACTS)} (load {n}-{i})"}, 201
+        if op == "context":
+            return f"subjects/{subject}/context", {"query": rng.choice(QUERIES), "token_budget": 400}, 200
+        return f"subjects/{subject}/search", {"query": rng.choice(QUERIES), "k": 5}, 200
 
     def client(n: int):
         api = Api(port, key)
@@ -179,14 +267,8 @@ def run_clients(port: int, key: str, clients: int, duration: float, event_share:
         i = 0
         while time.monotonic() < deadline:
             i += 1
-            subject = rng.choice(SUBJECTS)
-            if rng.random() < event_share:
-                op = "events"
-                body = {"event_id": f"load-{n}-{i}-{time.time_ns()}", "role": "user", "content": rng.choice(FACTS)}
-                path, expected = f"subjects/{subject}/events", 202
-            else:
-                op, body = "search", {"query": rng.choice(QUERIES), "k": 5}
-                path, expected = f"subjects/{subject}/search", 200
+            op = rng.choices(ops, weights)[0]
+            path, body, expected = request(op, rng, n, i, rng.choice(SUBJECTS))
             started = time.perf_counter()
             try:
                 status, _ = api.call("POST", path, body)
@@ -214,13 +296,20 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=20.0)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=8)
-    parser.add_argument("--event-share", type=float, default=0.2, help="share of requests that append an event")
+    parser.add_argument("--mix", default="search=35,context=35,events=20,write=10",
+                        help="shares of the operations (search, context, events, write)")
+    parser.add_argument("--code", default=ROOT, help="the checkout to serve (default: this one)")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="an environment variable for the service (repeatable), e.g. MEMORY_EMBEDDER=torch")
     parser.add_argument("--memories", type=int, default=200, help="memories seeded across the subjects")
     parser.add_argument("--database", default="bench_api")
     args = parser.parse_args()
 
+    mix = parse_mix(args.mix)
+    info: dict = {}
     with bench_service(database=args.database, tenant="bench", key_name="api_load", prefix="api-load-",
-                       workers=args.workers, threads=args.threads) as (port, key):
+                       workers=args.workers, threads=args.threads, code=os.path.abspath(args.code), worker=True,
+                       info=info, extra_env=dict(e.split("=", 1) for e in args.env)) as (port, key):
         api = Api(port, key, timeout=180)  # the first request in each worker loads the model
         print(f"gunicorn on 127.0.0.1:{port} ({args.workers} workers x {args.threads} threads); seeding...", flush=True)
         for i in range(args.memories):
@@ -228,12 +317,34 @@ def main() -> int:
                                     {"statement": f"{FACTS[i % len(FACTS)]} (note {i})"})
             if status != 201:
                 raise SystemExit(f"seeding failed: {status} {body}")
-        print(f"driving {args.clients} clients for {args.duration:.0f} s...", flush=True)
-        latencies, errors, elapsed = run_clients(port, key, args.clients, args.duration, args.event_share)
+        # The worker loads its model on its first job: one event, extracted before the clock starts.
+        status, body = api.call("POST", f"subjects/{SUBJECTS[0]}/events",
+                                {"event_id": f"warm-up-{time.time_ns()}", "role": "user", "content": FACTS[0]})
+        warm_deadline = time.monotonic() + 180
+        while body.get("job") and time.monotonic() < warm_deadline:
+            status, job = api.call("GET", f"jobs/{body['job']}")
+            if job and job.get("status") in ("succeeded", "failed"):
+                break
+            time.sleep(0.2)
+        for i, query in enumerate(QUERIES):  # the first requests of each kind pay for nothing cold
+            api.call("POST", f"subjects/{SUBJECTS[i % len(SUBJECTS)]}/context", {"query": query})
+        print(f"driving {args.clients} clients for {args.duration:.0f} s "
+              f"({', '.join(f'{op} {share:.0%}' for op, share in mix.items())})...", flush=True)
+        sides = {"web": info["gunicorn"], "worker": info["worker"], "database": info["postgres"]}
+        cpu_before = {side: tree_cpu_seconds(pid) for side, pid in sides.items()}
+        own_before, load_before = os.times(), os.getloadavg()
+        latencies, errors, elapsed = run_clients(port, key, args.clients, args.duration, mix)
+        cpu = {side: tree_cpu_seconds(pid) - cpu_before[side] for side, pid in sides.items()}
+        own_after, load_after = os.times(), os.getloadavg()
+        cpu["load generator"] = (own_after.user + own_after.system) - (own_before.user + own_before.system)
 
     total = sum(len(v) for v in latencies.values())
     print(f"\n{total} requests in {elapsed:.1f} s: {total / elapsed:.1f} requests/s, "
-          f"errors {sum(errors.values())}")
+          f"errors {sum(errors.values())}; load average {load_before[0]:.2f} before, {load_after[0]:.2f} after")
+    server = cpu["web"] + cpu["worker"] + cpu["database"]
+    print(f"CPU per request: {server / total * 1000:.1f} ms in the service "
+          + ", ".join(f"{side} {seconds / total * 1000:.1f} ms" for side, seconds in cpu.items())
+          + f" ({server:.1f} CPU s in {elapsed:.0f} s)")
     for op, values in latencies.items():
         if values:
             print(f"  {op:7s} n={len(values):6d}  {len(values) / elapsed:7.1f}/s  "

@@ -119,13 +119,25 @@ def wait_processed(tenant, subject_refs: list[str], expected: int, timeout: floa
 
 
 def raw_rate(texts: list[str], threads: int | None = None) -> float:
-    """The embedder alone on `texts`, in this process, with `threads` torch threads (default: torch's)."""
-    import torch
+    """The embedder alone on `texts`, in this process, with `threads` math threads (default: one
+    per core), on the runtime the worker uses (ONNX Runtime, or torch: MEMORY_EMBEDDER)."""
+    from django.conf import settings
 
     from memoryapp import embeddings
 
+    threads = threads or torch_threads()
+    if embeddings.embedder_backend() == "onnxruntime":
+        from memoryapp import embedding_onnx
+
+        embedder = embedding_onnx.load(threads, embeddings._torch_encode)
+        embedder.encode(texts[:32], batch_size=settings.MEMORY_EMBEDDING_BATCH_SIZE)
+        t0 = time.perf_counter()
+        embedder.encode(texts, batch_size=settings.MEMORY_EMBEDDING_BATCH_SIZE)
+        return len(texts) / (time.perf_counter() - t0)
+    import torch
+
     default = torch.get_num_threads()
-    torch.set_num_threads(threads or default)
+    torch.set_num_threads(threads)
     try:
         t0 = time.perf_counter()
         embeddings.embed_texts(texts)
@@ -135,15 +147,13 @@ def raw_rate(texts: list[str], threads: int | None = None) -> float:
 
 
 def raw_rates(texts: list[str], worker_threads: int | None) -> dict:
-    """The raw rate at torch's default thread count and, if the worker runs another, at that."""
+    """The raw rate at the default thread count (one per core) and, if the worker runs another, at that."""
     counts = sorted({torch_threads(), worker_threads or torch_threads()})
     return {n: raw_rate(texts, n) for n in counts}
 
 
 def torch_threads() -> int:
-    import torch
-
-    return torch.get_num_threads()
+    return os.cpu_count() or 1
 
 
 def candidates(tenant) -> int:
@@ -195,6 +205,15 @@ def run(args) -> None:
 
         subjects = [f"user-{i}" for i in range(args.subjects)]
         per = (len(texts) + len(subjects) - 1) // len(subjects)
+        # CPU seconds of the worker and of the database server over the run: on a shared machine
+        # the events/s move with everyone else's load, the CPU per event much less.
+        from bench.api_load import tree_cpu_seconds
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            postgres = __import__("psutil").Process(cursor.fetchone()[0]).ppid()
+        cpu_before = {"worker": tree_cpu_seconds(worker.pid), "database": tree_cpu_seconds(postgres)}
         t0 = time.perf_counter()
         for si, subject in enumerate(subjects):
             chunk = texts[si * per:(si + 1) * per]
@@ -208,6 +227,8 @@ def run(args) -> None:
             tenant_activate(tenant=tenant)
             last = memory_search(tenant=tenant, subject_ref=subjects[-1], query=texts[-1], k=1, record_access=False)
         elapsed = time.perf_counter() - t0
+        cpu = {"worker": tree_cpu_seconds(worker.pid) - cpu_before["worker"],
+               "database": tree_cpu_seconds(postgres) - cpu_before["database"]}
         assert last, "the last event is not searchable"
         # The machine is shared: measuring the raw rate on both sides of the run shows how much
         # the load moved meanwhile; each thread count's rate is the mean of the two, and the
@@ -228,6 +249,9 @@ def run(args) -> None:
         print(f"ratio:                 {100 * e2e / raw:8.1f} %  (of the best raw rate; target >= 70%)")
         print(f"sentences embedded:    {embedded} by the worker ({embedded / len(texts):.2f} per event: the episode "
               f"and each candidate fact), so the embedder alone caps the ratio at {100 * len(texts) / embedded:.0f}%")
+        print(f"CPU per event:         {1000 * (cpu['worker'] + cpu['database']) / len(texts):8.1f} ms (worker "
+              f"{1000 * cpu['worker'] / len(texts):.1f} ms, database {1000 * cpu['database'] / len(texts):.1f} ms; "
+              f"the appends in this process not counted)")
         print(f"load average:          {load_before[0]:.2f} before, {load_after[0]:.2f} after (1 min)")
         time.sleep(0.5)  # the worker logs its last job's timing right after committing it
         for line in (workdir / "worker.log").read_text().splitlines():
@@ -236,7 +260,11 @@ def run(args) -> None:
     finally:
         if worker is not None:
             worker.terminate()
-            worker.wait(30)
+            try:
+                worker.wait(60)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait(10)
         redis.terminate()
         redis.wait(10)
         shutil.rmtree(workdir, ignore_errors=True)

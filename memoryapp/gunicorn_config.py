@@ -49,12 +49,11 @@ def on_exit(server):
 
 
 def post_worker_init(worker):
-    """Load the embedding model as each worker starts (~6 s): a request must never pay for it.
-    One torch thread per worker: request threads already run queries in parallel, and several
-    workers each spawning a thread per core only fight over the same cores."""
-    import torch
-
-    torch.set_num_threads(int(os.environ.get("TORCH_NUM_THREADS", "1")))
+    """Load the embedding model as each worker starts (seconds): a request must never pay for it.
+    One model thread per worker (embeddings.py reads TORCH_NUM_THREADS for either runtime):
+    request threads already run queries in parallel, and several workers each spawning a thread
+    per core only fight over the same cores."""
+    os.environ.setdefault("TORCH_NUM_THREADS", "1")
     from memoryapp import embeddings, keyroute
 
     embeddings.warm_up()

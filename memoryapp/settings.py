@@ -298,6 +298,13 @@ DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 
 # --- Memory behaviour ----------------------------------------------------------------------
 MEMORY_EMBEDDING_BATCH_SIZE = env_int("MEMORY_EMBEDDING_BATCH_SIZE", 32)
+# The model's runtime: "onnx" (ONNX Runtime, the graph exported once into DATA_DIR/models; falls
+# back to torch, logged, if that fails) or "torch". The vectors are the same within 1e-3 cosine.
+MEMORY_EMBEDDER = env_str("MEMORY_EMBEDDER", "onnx")
+if MEMORY_EMBEDDER not in ("onnx", "torch"):
+    raise ImproperlyConfigured(f"MEMORY_EMBEDDER must be 'onnx' or 'torch', not {MEMORY_EMBEDDER!r}")
+# Recent texts' vectors kept per process (embeddings.embed_text); 0 turns the cache off.
+MEMORY_EMBEDDING_CACHE_SIZE = env_int("MEMORY_EMBEDDING_CACHE_SIZE", 4096)
 MEMORY_RECENCY_HALF_LIFE_DAYS = env_float("MEMORY_RECENCY_HALF_LIFE_DAYS", 90.0)
 MEMORY_SUBJECT_CAP = env_int("MEMORY_SUBJECT_CAP", 10000)
 MEMORY_EXPORT_TTL_HOURS = env_int("MEMORY_EXPORT_TTL_HOURS", 24)

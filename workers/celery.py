@@ -2,6 +2,7 @@
 consolidation, forgetting, reindex) and `erasure` (kept apart so deletions never wait behind a
 backlog of extraction)."""
 import os
+import sys
 
 from celery import Celery, signals
 from celery.schedules import crontab
@@ -62,7 +63,9 @@ def _torch_threads(**kwargs) -> None:
     embeds in a second thread while the first writes to the database; on a small machine one
     torch thread can leave a core for those writes instead of both contending for two."""
     threads = os.environ.get("TORCH_NUM_THREADS")
-    if threads:
+    # embeddings.py reads it when it loads the model (ONNX Runtime's or torch's threads); a
+    # torch model already loaded (torch is the runtime) is set here.
+    if threads and "torch" in sys.modules:
         import torch
 
         torch.set_num_threads(int(threads))

@@ -15,7 +15,7 @@ from api.serializers import HistoryIn, MemoryCorrectionIn, MemoryIn, MemoryListI
 from api.views.base import ApiView
 from memoryapp.errors import ApplicationError
 from memoryapp.timebounds import MAX_TIME, MIN_TIME, utc_offset_problem
-from memoryapp.selectors.memories import memory_get, memory_history, memory_list, memory_namespaces
+from memoryapp.selectors.memories import memory_written, memory_get, memory_history, memory_list, memory_namespaces
 from memoryapp.services.memories import MemoryDraft, memory_correct, memory_forget, memory_write
 from memoryapp.services.reads import read_audit_record
 
@@ -54,8 +54,7 @@ def memory_create(request, subject: str, data: dict) -> dict:
         valid_from=data.get("valid_from"), expires_at=data.get("expires_at"), metadata=data["metadata"],
     )
     result = memory_write(tenant=request.tenant, subject_ref=subject, draft=draft, actor=api_key_actor(request.api_key))
-    memory = memory_get(tenant=request.tenant, subject_ref=subject, memory_id=result.memory.public_id)
-    return memory_json(memory)
+    return memory_json(memory_written(tenant=request.tenant, subject_ref=subject, memory=result.memory))
 
 
 def memory_page(request, subject: str, params: dict) -> dict:

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from memoryapp.errors import NotFound
 from memoryapp.models import Event, Job, Memory, MemoryChange, Subject, Tenant
+from memoryapp.selectors.hits import memories_for_hits
 from memoryapp.tenancy import tenant_activate, tenant_activate_and_query
 
 VISIBLE_STATUSES = [
@@ -82,6 +83,18 @@ def memory_get(*, tenant: Tenant, subject_ref: str, memory_id: str) -> Memory:
     if memory is None:
         raise NotFound("memory")
     return memory
+
+
+def memory_written(*, tenant: Tenant, subject_ref: str, memory: Memory) -> Memory:
+    """The memory a write just stored (or reinforced), read back as memory_get reads it, with
+    the same 404 for what memory_get would not show, in one statement instead of five (and no
+    ORM query to compile): selectors/hits.py's loader. For answering, not for changing: the
+    vectors are deferred. Assumes the write's transaction, already bound to `tenant` (unbound,
+    row-level security finds nothing: a 404, never another tenant's row)."""
+    found = memories_for_hits(tenant=tenant, ids=[memory.pk]).get(memory.pk)
+    if found is None or found.status in HIDDEN_STATUSES or found.subject.external_id != subject_ref:
+        raise NotFound("memory")
+    return found
 
 
 def memory_list(

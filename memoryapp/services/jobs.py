@@ -61,7 +61,9 @@ def job_attempt_error(*, job: Job, fate: str, final: bool) -> str:
     return f"Attempt {job.attempts} of {MAX_ATTEMPTS} at {doing} {fate}; it will be tried again."
 
 
-@transaction.atomic
+# No savepoint of its own inside a caller's transaction (two round trips per append): it
+# raises no domain error a caller could catch and go on from.
+@transaction.atomic(savepoint=False)
 def job_create(*, tenant: Tenant, kind: str, subject_ref: str = "", params: dict | None = None,
                total: int = 0, actor: str = "", enqueue: bool = True) -> Job:
     """Record the job, then hand it to a worker after commit (never before: the worker must

@@ -62,7 +62,10 @@ def _current(*, tenant: Tenant, subject_ref: str, policy: ReadPolicy, namespace:
     below = (namespace or "").strip("/")
     if below:  # working at the top level, every namespace is at or below it
         current = current.filter(Q(namespace__in=namespace_chain(namespace)) | Q(namespace__startswith=below + "/"))
-    return current.order_by("namespace", "key", "-valid_from", "-recorded_at")
+    # The vectors are most of a row's bytes and each costs a parse into 384 floats; the profile
+    # shows statements, never vectors.
+    return current.defer("embedding", "clause_embeddings", "search_vector").order_by(
+        "namespace", "key", "-valid_from", "-recorded_at")
 
 
 def _groups(memories, *, namespace: str | None) -> list[list[Memory]]:

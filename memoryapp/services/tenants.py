@@ -8,7 +8,7 @@ from memoryapp.actors import Actor
 from memoryapp.errors import ApplicationError, NotFound
 from memoryapp.models import ApiKey, SourceKind, Subject, Tenant, TenantRoute
 from memoryapp.services.audit import audit_chain_init, audit_record
-from memoryapp.tenancy import tenant_activate
+from memoryapp.tenancy import tenant_activate, tenant_activate_and_query
 
 API_KEY_PREFIX = "mk"
 
@@ -91,8 +91,25 @@ def api_key_authenticate(raw_key: str) -> ApiKey | None:
     key_id, tenant_id, stored_hash, revoked_at = row
     if revoked_at is not None or not secrets.compare_digest(stored_hash, key_hash(raw_key)):
         return None
-    tenant_activate(tenant=tenant_id)
-    return ApiKey.objects.select_related("tenant").get(id=key_id)
+    # The tenant binding and the key with its tenant in one round trip (the ORM's
+    # select_related("tenant").get() would be a second one, and a query compilation per request).
+    rows = tenant_activate_and_query(tenant=tenant_id, sql=_KEY_WITH_TENANT, params={"id": key_id})
+    if not rows:  # deleted in between
+        return None
+    row = rows[0]
+    api_key = ApiKey.from_db(connection.alias, _KEY_NAMES, row[:len(_KEY_NAMES)])
+    ApiKey.tenant.field.set_cached_value(api_key, Tenant.from_db(connection.alias, _TENANT_NAMES,
+                                                                 row[len(_KEY_NAMES):]))
+    return api_key
+
+
+_KEY_NAMES = [f.attname for f in ApiKey._meta.concrete_fields]
+_TENANT_NAMES = [f.attname for f in Tenant._meta.concrete_fields]
+_KEY_WITH_TENANT = (
+    "SELECT " + ", ".join([f'k."{f.column}"' for f in ApiKey._meta.concrete_fields]
+                          + [f't."{f.column}"' for f in Tenant._meta.concrete_fields])
+    + " FROM memoryapp_apikey k JOIN memoryapp_tenant t ON t.id = k.tenant_id WHERE k.id = %(id)s"
+)
 
 
 @transaction.atomic

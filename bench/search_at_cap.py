@@ -181,6 +181,8 @@ def load(*, tenant, subject, pool: Pool, start: int, stop: int, first_day: datet
                       "recorded_at", "status", "status_reason", "access_count", "metadata", "flags", "erasing",
                       "content_hash", "embedding", "embedding_version", "extractor_version", "source_event_id")
     with raw.cursor() as cur:
+        # hnsw_probe builds it again once loaded: faster than maintaining it row by row
+        cur.execute("DROP INDEX IF EXISTS bench_cap_hnsw")
         with cur.copy(f"COPY memoryapp_event ({', '.join(event_columns)}) FROM STDIN") as copy:
             for row in events:
                 copy.write_row(row)
@@ -269,6 +271,54 @@ def measure(*, tenant, plan, vectors, k: int, before, reference, exact_too: bool
     }
 
 
+def hnsw_probe(*, tenant, vectors, candidates: int = 100) -> dict:
+    """What an approximate index would give the candidate choice: the `candidates` nearest
+    memories of the subject by HNSW (pgvector; iterative scans where the server has them, 0.8 and
+    later) against the exact nearest, as recall@10 (of the exact top 10 by similarity, how many
+    the index returns among its first 10) and recall of the whole candidate list, with the time of
+    each. The subject is the whole table here: the best case for a filtered index scan."""
+    from django.db import connections
+
+    owner = connections["owner"]
+    with owner.cursor() as cursor:
+        cursor.execute("SELECT id FROM memoryapp_subject WHERE tenant_id = %s AND external_id = %s", [tenant.pk, SUBJECT])
+        subject_pk = cursor.fetchone()[0]
+        cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        version = tuple(int(x) for x in cursor.fetchone()[0].split(".")[:2])
+        cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'bench_cap_hnsw'")
+        if not cursor.fetchone():
+            start = time.perf_counter()
+            cursor.execute("CREATE INDEX bench_cap_hnsw ON memoryapp_memory USING hnsw (embedding vector_cosine_ops)"
+                           " WITH (m = 16, ef_construction = 64)")
+            print(f"built an HNSW index in {time.perf_counter() - start:.1f}s", flush=True)
+        sql = ("SELECT id FROM memoryapp_memory WHERE tenant_id = %s AND subject_id = %s AND status = 'active'"
+               " AND NOT erasing ORDER BY embedding <=> %s::vector LIMIT %s")
+        exact_t, approx_t, at10, atn = [], [], [], []
+        for vector in vectors:
+            literal = vector_text(vector)
+            cursor.execute("BEGIN")
+            cursor.execute("SET LOCAL enable_indexscan = off")
+            start = time.perf_counter()
+            cursor.execute(sql, [tenant.pk, subject_pk, literal, candidates])
+            exact = [r[0] for r in cursor.fetchall()]
+            exact_t.append(1000 * (time.perf_counter() - start))
+            cursor.execute("COMMIT")
+            cursor.execute("BEGIN")
+            cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(candidates, 40)])
+            if version >= (0, 8):
+                cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            start = time.perf_counter()
+            cursor.execute(sql, [tenant.pk, subject_pk, literal, candidates])
+            approx = [r[0] for r in cursor.fetchall()]
+            approx_t.append(1000 * (time.perf_counter() - start))
+            cursor.execute("COMMIT")
+            at10.append(len(set(approx[:10]) & set(exact[:10])) / 10)
+            atn.append(len(set(approx) & set(exact)) / max(len(exact), 1))
+    return {"pgvector": ".".join(map(str, version)), "exact": (pct(exact_t, 50), pct(exact_t, 95)),
+            "hnsw": (pct(approx_t, 50), pct(approx_t, 95)), "recall@10": float(np.mean(at10)),
+            f"recall@{candidates}": float(np.mean(atn))}
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,3000,10000,30000,100000")
@@ -279,6 +329,8 @@ def main(argv=None) -> None:
                     help="largest size at which `before` is measured too (it is slow)")
     ap.add_argument("--reference-queries", type=int, default=30,
                     help="queries also ranked over every memory above 10,000 memories (slow)")
+    ap.add_argument("--hnsw", action="store_true",
+                    help="also probe an HNSW index for the nearest candidates (built on the bench database)")
     ap.add_argument("--keep", action="store_true", help="keep the benchmark database")
     ap.add_argument("--reuse", action="store_true", help="measure on a kept database at its size (implies --keep)")
     args = ap.parse_args(argv)
@@ -342,6 +394,10 @@ def main(argv=None) -> None:
                              exact_too=approximate, with_before=size <= args.before_up_to,
                              with_reference=args.queries if size <= 10_000 else args.reference_queries)
             load_after = os.getloadavg()[0]
+            if args.hnsw:
+                probe = hnsw_probe(tenant=tenant, vectors=vectors)
+                result["hnsw"] = probe
+                print(f"{size:>8,}: HNSW probe {probe}", flush=True)
             rows.append((size, result, load_before, load_after))
             print(f"{size:>8,}: " + "  ".join(f"{n} {p50:.1f}/{p95:.1f}" for n, (p50, p95) in result["times"].items())
                   + "  recall@10: " + " ".join(f"{n} {v:.3f}" for n, v in result["recall"].items())
@@ -360,6 +416,16 @@ def main(argv=None) -> None:
             print(f"| {size:,} | {cell('before')} | {cell('after')} | {cell('after+embed')} | {cell('every')} | "
                   f"{cell('exact')} | {rc('every')} | {rc('every_before')} | {rc('before')} | {rc('exact')} | "
                   f"{lb:.2f}–{la:.2f} |")
+        if args.hnsw:
+            print()
+            print("nearest 100 by similarity, exact scan against HNSW (m 16, ef_construction 64, ef_search 100), ms:")
+            print("| memories | pgvector | exact p50 / p95 | HNSW p50 / p95 | recall@10 | recall@100 |")
+            print("|---|---|---|---|---|---|")
+            for size, result, _, _ in rows:
+                h = result.get("hnsw")
+                if h:
+                    print(f"| {size:,} | {h['pgvector']} | {h['exact'][0]:.1f} / {h['exact'][1]:.1f} | "
+                          f"{h['hnsw'][0]:.1f} / {h['hnsw'][1]:.1f} | {h['recall@10']:.3f} | {h['recall@100']:.3f} |")
     finally:
         if not args.keep:
             benchdb.drop(DB_NAME)

@@ -4,9 +4,10 @@ events, then re-scored with recency, importance and confidence.
 
 Scope (tenant, subject, status, validity at `as_of`, expiry, erasure, type, namespace) is applied
 in SQL before any ranking, so a filtered-out memory can never appear whatever its score. The
-subject's rows are scanned exactly inside a materialised CTE rather than through the HNSW
-index: per-subject sets are small (capped), and an approximate index filtered after the fact
-would silently drop relevant memories.
+subject's rows are scanned exactly inside a materialised CTE, with no approximate index:
+per-subject sets are capped, and an index over every subject's rows filtered after the fact
+would silently drop relevant memories (measured for one subject up to 100,000 memories,
+docs/benchmarks.md, issue 16). Only the candidates the scan chooses (CANDIDATES) are scored.
 
 Why these pieces (measured on LoCoMo, see docs/benchmarks.md):
 - BM25 rather than ts_rank_cd: idf matters when most memories share the subject's vocabulary,

@@ -157,6 +157,7 @@ def collect_signals(conv: Conversation, tenant, qvecs, texts: list[str] | None =
     from memoryapp.models import MemoryEvidence
     from memoryapp.query import query_understand
     from memoryapp.models import Memory
+    from memoryapp.keyroute import keys_for_query
     from memoryapp.retrieval import search_signals
     from memoryapp.selectors.memories import subject_find
     from memoryapp.tenancy import tenant_activate
@@ -168,10 +169,13 @@ def collect_signals(conv: Conversation, tenant, qvecs, texts: list[str] | None =
         subject = subject_find(tenant=tenant, external_id=conv.sample_id)
         now = timezone.now()
         for qi, q in enumerate(conv.questions):
+            # The candidates memory_search scores: those under the attributes the question is
+            # routed to and in the periods it names among them (retrieval.CANDIDATES).
+            info = query_understand(q.question)
             sig = search_signals(tenant=tenant, subject_id=subject.pk, query=terms[qi][0], query_embedding=qvecs[qi],
                                  as_of=now, now=now, statuses=[Memory.Status.ACTIVE], include_superseded=False,
-                                 named=terms[qi][1])
-            out.append((sig, query_understand(q.question)))
+                                 named=terms[qi][1], keys=keys_for_query(qvecs[qi]), periods=info.periods)
+            out.append((sig, info))
     return out
 
 

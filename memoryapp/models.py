@@ -21,7 +21,7 @@ from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import F, Value
 from django.db.models.lookups import IRegex
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import VectorField
 
 EMBEDDING_DIMENSIONS = 384
 # A word that dates something, or a year (PostgreSQL regex: \m and \M are word boundaries).
@@ -280,13 +280,8 @@ class Memory(models.Model):
             models.Index(fields=["tenant", "subject", "status"], name="memory_scope_idx"),
             models.Index(fields=["subject", "content_hash"], name="memory_dedupe_idx"),
             models.Index(fields=["subject", "key"], name="memory_key_idx"),
-            HnswIndex(
-                name="memory_embedding_hnsw",
-                fields=["embedding"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
+            # No HNSW index on the embedding: no query reads one (search ranks a subject's
+            # candidates exactly, retrieval.py), and every write paid for it (migration 0020).
             GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
         ]
 

@@ -4,9 +4,10 @@ events, then re-scored with recency, importance and confidence.
 
 Scope (tenant, subject, status, validity at `as_of`, expiry, erasure, type, namespace) is applied
 in SQL before any ranking, so a filtered-out memory can never appear whatever its score. The
-subject's rows are scanned exactly inside a materialised CTE rather than through the HNSW
-index: per-subject sets are small (capped), and an approximate index filtered after the fact
-would silently drop relevant memories.
+subject's rows are scanned exactly inside a materialised CTE, with no approximate index:
+per-subject sets are capped, and an index over every subject's rows filtered after the fact
+would silently drop relevant memories (measured for one subject up to 100,000 memories,
+docs/benchmarks.md, issue 16). Only the candidates the scan chooses (CANDIDATES) are scored.
 
 Why these pieces (measured on LoCoMo, see docs/benchmarks.md):
 - BM25 rather than ts_rank_cd: idf matters when most memories share the subject's vocabulary,
@@ -26,7 +27,7 @@ Why these pieces (measured on LoCoMo, see docs/benchmarks.md):
 """
 import math
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 from django.conf import settings
@@ -75,8 +76,15 @@ WEIGHTS = {"recency": 0.10, "importance": 0.08, "confidence": 0.07}
 UNTRUSTED_FACTOR = 0.8
 BM25_K1 = 1.2
 BM25_B = 0.75
-# Upper bound on the rows scored in Python; beyond it only the best by a cheap pre-score come back.
-POOL = 5000
+# The rows scored in Python (choose_pool in the SQL): the CANDIDATES best by a cheap pre-score
+# (similarity + BM25 / 10), the CANDIDATES best among the memories filed under an attribute the
+# query asks about and among those valid in a period it names (boosts the pre-score does not
+# see), and the memories of the events up to NEIGHBOUR_WINDOW around each candidate's, which its
+# passage, neighbour and answer signals read. BM25's statistics stay the whole scope's. Chosen
+# on bench/search_at_cap.py: at 10,000 memories the top 10 agree with scoring every memory, at a
+# tenth of the cost (docs/benchmarks.md, issue 16). A new boost that can lift a memory the
+# pre-score ranks low must add its memories to the candidates the same way.
+CANDIDATES = 100
 
 @dataclass
 class SearchHit:
@@ -87,6 +95,9 @@ class SearchHit:
 
 _SQL = """
 WITH q AS (SELECT %(qvec)s::vector AS v),
+-- Every in-scope memory, with only what the statistics and the choice of candidates need: the
+-- per-row work that only the returned rows need (the event, the regular expressions) waits
+-- for the pool (at 10,000 memories the change-cue expression alone took ~350 ms a search).
 scope AS MATERIALIZED (
     SELECT m.id,
            -- The statement's similarity, blended with its best clause's when it has several
@@ -96,19 +107,10 @@ scope AS MATERIALIZED (
                      + %(clause_weight)s * coalesce((SELECT max(1 - (c <=> q.v)) FROM unnest(m.clause_embeddings) c),
                                                     1 - (m.embedding <=> q.v), 0)
            END AS sim,
-           m.search_vector, m.has_time_reference,
-           extract(epoch FROM m.valid_from)::float8 / 86400 AS valid_from_days,
-           m.importance, m.confidence,
-           m.source_kind, m.key, e.session_id, e.seq, e.speaker, e.role, m.memory_type = 'episodic' AS is_episode,
-           -- asks something: a question mark ending a clause (not one inside a URL's query)
-           m.statement ~ '[?？؟]([[:space:]"'')]|$)' AS asks,
-           m.statement ~* %(change_cues)s AS tells_change,
-           length(m.search_vector)::float8 AS dl
+           m.search_vector, m.has_time_reference, m.valid_from, m.subject_id, m.source_event_id,
+           m.importance, m.confidence, m.source_kind, m.key, m.memory_type = 'episodic' AS is_episode,
+           m.statement, length(m.search_vector)::float8 AS dl
     FROM memoryapp_memory m CROSS JOIN q
-    -- A memory's source event belongs to its subject: saying so lets the join read only that
-    -- subject's events by index instead of hashing all of the tenant's.
-    LEFT JOIN memoryapp_event e ON e.id = m.source_event_id AND e.tenant_id = m.tenant_id
-                               AND e.subject_id = m.subject_id
     {known_join}
     WHERE m.tenant_id = %(tenant)s AND m.subject_id = {subject} AND NOT m.erasing
       {known_filter}
@@ -122,6 +124,7 @@ qterms AS (
     SELECT lexeme, coalesce(array_length(positions, 1), 1)::float8 AS qtf
     FROM unnest(to_tsvector('english', %(query)s))
 ),
+-- BM25's statistics are the whole scope's, whichever rows come back.
 stats AS (
     SELECT count(*)::float8 AS n, greatest(avg(dl), 1)::float8 AS avgdl FROM scope
 ),
@@ -146,18 +149,64 @@ ideal AS (
     SELECT coalesce(sum(q.qtf * ln((stats.n - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5) + 1)), 0)
            AS score
     FROM qterms q LEFT JOIN df USING (lexeme) CROSS JOIN stats
+),
+ranked AS MATERIALIZED (
+    SELECT s.id, s.source_event_id, s.key, s.valid_from, s.sim + coalesce(bm25.score, 0) / 10 AS pre,
+           coalesce(bm25.score, 0) AS bm25,
+           -- the priors (recency, importance, confidence) beside the pre-score in relevance's
+           -- units: among near-equals, as a subject at its cap holds many, they decide
+           (s.sim + coalesce(bm25.score, 0) / 10) * %(pre_scale)s
+           + %(w_recency)s * exp(-ln(2) * greatest(extract(epoch FROM %(as_of)s - s.valid_from) / 86400, 0) / %(half_life)s)
+           + %(w_importance)s * s.importance + %(w_confidence)s * s.confidence AS pre_prior
+    FROM scope s LEFT JOIN bm25 ON bm25.id = s.id
+),
+-- The candidates (CANDIDATES): the best by the cheap pre-score, by the pre-score with the
+-- priors, and among the memories a boost of the query's lifts (filed under an attribute it
+-- asks about, valid in a period it names), which the pre-score does not see.
+chosen AS (
+    (SELECT id, source_event_id FROM ranked ORDER BY pre DESC, id LIMIT %(top)s)
+    UNION
+    (SELECT id, source_event_id FROM ranked ORDER BY pre_prior DESC, id LIMIT %(top)s)
+    {keyed}
+    {dated}
+),
+-- ... and the memories of the events around theirs (same session, up to one more than the
+-- neighbour window away), from which their passage, neighbour and answer signals are computed:
+-- the one more gives a neighbour at the window's edge its own passage too.
+-- (Lateral lookups, OFFSET 0 keeping them so: a few hundred index probes, where a join would
+-- hash all of the subject's events.)
+near AS (
+    SELECT DISTINCT n.id
+    FROM chosen c
+    CROSS JOIN LATERAL (SELECT e.subject_id, e.session_id, e.seq FROM memoryapp_event e
+                        WHERE e.id = c.source_event_id AND e.tenant_id = %(tenant)s OFFSET 0) e
+    CROSS JOIN LATERAL (SELECT n.id FROM memoryapp_event n
+                        WHERE n.tenant_id = %(tenant)s AND n.subject_id = e.subject_id
+                          AND n.seq BETWEEN e.seq - %(window)s AND e.seq + %(window)s
+                          AND n.session_id = e.session_id OFFSET 0) n
+),
+pool AS MATERIALIZED (
+    SELECT s.*, r.pre, r.bm25 FROM ranked r JOIN scope s ON s.id = r.id
+    WHERE r.id IN (SELECT id FROM chosen) OR r.source_event_id IN (SELECT id FROM near)
 )
-SELECT s.id, s.sim, coalesce(bm25.score, 0) AS bm25, s.session_id, s.seq, s.speaker,
-       s.has_time_reference,
-       s.valid_from_days, s.importance, s.confidence, s.source_kind, s.is_episode, s.key,
+SELECT p.id, p.sim, p.bm25, e.session_id, e.seq, e.speaker,
+       p.has_time_reference,
+       extract(epoch FROM p.valid_from)::float8 / 86400 AS valid_from_days,
+       p.importance, p.confidence, p.source_kind, p.is_episode, p.key,
        -- A memory nobody said (an explicit fact) names the person the match left out instead.
-       CASE WHEN coalesce(s.speaker, '') = '' AND %(named)s::text IS NOT NULL THEN coalesce(
-           tsvector_to_array(s.search_vector) && (SELECT array_agg(lexeme) FROM unnest(to_tsvector('english', %(named)s))),
+       CASE WHEN coalesce(e.speaker, '') = '' AND %(named)s::text IS NOT NULL THEN coalesce(
+           tsvector_to_array(p.search_vector) && (SELECT array_agg(lexeme) FROM unnest(to_tsvector('english', %(named)s))),
            false) ELSE false END AS names_them,
-       s.asks, s.role, (SELECT score FROM ideal) AS bm25_ideal, s.tells_change
-FROM scope s LEFT JOIN bm25 ON bm25.id = s.id
-ORDER BY s.sim + coalesce(bm25.score, 0) / 10 DESC, s.id
-LIMIT %(pool)s
+       -- asks something: a question mark ending a clause (not one inside a URL's query)
+       p.statement ~ '[?？؟]([[:space:]"'')]|$)' AS asks,
+       e.role, (SELECT score FROM ideal) AS bm25_ideal,
+       p.statement ~* %(change_cues)s AS tells_change
+FROM pool p
+-- A memory's source event belongs to its subject (looked up by index, as in near).
+LEFT JOIN LATERAL (SELECT e.session_id, e.seq, e.speaker, e.role FROM memoryapp_event e
+                   WHERE e.id = p.source_event_id AND e.tenant_id = %(tenant)s AND e.subject_id = p.subject_id
+                   OFFSET 0) e ON true
+ORDER BY p.pre DESC, p.id
 """
 
 
@@ -193,6 +242,18 @@ def _vector_literal(vector: np.ndarray) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
 
 
+# Candidates among the memories under the attributes the query asks about (keyroute.key_weight:
+# the key itself or its family), and among those valid in the periods it names (period_match).
+_KEYED = """UNION
+    (SELECT id, source_event_id FROM ranked WHERE key = ANY(%(keys)s) OR regexp_replace(key, '[^:]*$', '') = ANY(%(keys)s)
+     ORDER BY pre DESC, id LIMIT %(top)s)"""
+_DATED = """UNION
+    (SELECT id, source_event_id FROM ranked r
+     WHERE EXISTS (SELECT 1 FROM unnest(%(period_from)s::timestamptz[], %(period_to)s::timestamptz[]) p(a, z)
+                   WHERE r.valid_from >= p.a AND r.valid_from < p.z)
+     ORDER BY pre DESC, id LIMIT %(top)s)"""
+
+
 # A version as known at known_at: the state its first later change replaced (MemoryChange), or
 # its current state. Joined only when known_at is given: the lateral lookup costs per scope row.
 _AS_KNOWN = {
@@ -212,22 +273,41 @@ _SUBJECT_BY_REF = ("(SELECT sub.id FROM memoryapp_subject sub WHERE sub.tenant_i
                    " AND sub.external_id = %(subject_ref)s AND sub.status = 'active')")
 
 
+def _prior_params() -> dict:
+    """The weights the SQL's prior-aware candidates use, read from RELEVANCE and WEIGHTS as they
+    are: a memory's similarity weighs in its relevance about 1 / (the normalisation without the
+    optional boosts)."""
+    w = RELEVANCE
+    norm = (w["dense"] + w["text"] + w.get("neighbour", 0) * (w["dense"] + w["text"]) + w.get("speaker", 0)
+            + w.get("time", 0))
+    return {"pre_scale": w["dense"] / norm, "w_recency": WEIGHTS["recency"], "w_importance": WEIGHTS["importance"],
+            "w_confidence": WEIGHTS["confidence"], "half_life": float(settings.MEMORY_RECENCY_HALF_LIFE_DAYS)}
+
+
 def search_signals(*, tenant: Tenant, subject_id: int | None = None, subject_ref: str | None = None, query: str,
                    query_embedding: np.ndarray, as_of: datetime, now: datetime, statuses: list[str],
                    include_superseded: bool, extra_sql: str = "", extra_params: dict | None = None,
-                   named: frozenset = frozenset(), known_at: datetime | None = None) -> Signals:
-    """Every in-scope memory's raw relevance signals, for the subject given by pk or by external
-    id. Binds the open transaction to `tenant` in the same round trip as the ranking query.
-    `named`: the speakers' names search_terms left out of `query`."""
+                   named: frozenset = frozenset(), known_at: datetime | None = None,
+                   keys: tuple = (), periods: tuple = ()) -> Signals:
+    """The raw relevance signals of the subject's candidate memories (CANDIDATES), for the
+    subject given by pk or by external id. Binds the open transaction to `tenant` in the same
+    round trip as the ranking query. `named`: the speakers' names search_terms left out of
+    `query`; `keys`: the (key, weight) pairs the query is routed to (keyroute.keys_for_query) and
+    `periods` the (start, end) periods it names, whose memories are candidates too."""
     params = dict(extra_params or {})
     params.update(
         tenant=tenant.pk, subject=subject_id, subject_ref=subject_ref, statuses=statuses,
         as_of=as_of, all_versions=include_superseded, known_at=known_at or now,
         now=now, qvec=_vector_literal(query_embedding), query=query[:4000], k1=BM25_K1, b=BM25_B,
-        pool=POOL, named=" ".join(sorted(named)) or None, change_cues=CHANGE_CUES,
-        clause_weight=float(RELEVANCE.get("clause", 0.0)),
+        top=CANDIDATES, window=NEIGHBOUR_WINDOW + 1, named=" ".join(sorted(named)) or None, change_cues=CHANGE_CUES,
+        clause_weight=float(RELEVANCE.get("clause", 0.0)), keys=[key for key, _ in keys],
+        # a memory valid up to PERIOD_AFTER_DAYS after a period still fits it (period_match)
+        period_from=[start for start, _ in periods],
+        period_to=[end + timedelta(days=PERIOD_AFTER_DAYS) for _, end in periods],
+        **_prior_params(),
     )
     sql = _SQL.replace("{subject}", "%(subject)s" if subject_id is not None else _SUBJECT_BY_REF)
+    sql = sql.replace("{keyed}", _KEYED if keys else "").replace("{dated}", _DATED if periods else "")
     for placeholder, text in (_AS_NOW if known_at is None else _AS_KNOWN).items():
         sql = sql.replace(placeholder, text)
     rows = tenant_activate_and_query(tenant=tenant, sql=sql.replace("{extra}", extra_sql), params=params)
@@ -632,14 +712,14 @@ def memory_search(
     info = query_understand(query)
     text, named = search_terms(tenant=tenant, subject_ref=subject_ref, query=query, info=info)
     qvec = query_embedding if query_embedding is not None else embeddings.embed_text(text)
+    info = replace(info, keys=keys_for_query(qvec))
     sig = search_signals(
         tenant=tenant, subject_ref=subject_ref, query=text, query_embedding=qvec, as_of=as_of, now=now,
         statuses=statuses, include_superseded=include_superseded, extra_sql=" ".join(extra), extra_params=params,
-        named=named, known_at=known_at,
+        named=named, known_at=known_at, keys=info.keys, periods=info.periods,
     )
     if not sig.ids:
         return []
-    info = replace(info, keys=keys_for_query(qvec))
     relevance, parts = relevance_scores(sig, info)
     half_life = settings.MEMORY_RECENCY_HALF_LIFE_DAYS
     recency = np.exp(-math.log(2) * sig.age_days / half_life)

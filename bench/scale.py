@@ -17,15 +17,17 @@ How the data is made (printing how long each step takes):
   fact from the pool, cited by an evidence link: ~1.5 memories per event, ~100 per subject.
   Events, memories and evidence are generated inside PostgreSQL (INSERT ... SELECT, columns in
   COLUMNS below), not embedded: a memory's vector is its pool text's vector plus one of 2,000
-  fixed Gaussian noise vectors (sigma 0.02 per dimension, renormalised, cosine ~0.93 to the text's
-  own), so ~20k real vectors become a million distinct ones in minutes instead of the days that
-  embedding a million statements would take on two cores. What this means for the figures: the
-  texts, their lengths, the full-text index and the vector geometry within a subject are real,
-  but each text recurs ~50 times across the store (about once per subject), so the HNSW graph
-  holds tight clusters of near-duplicates, which a store of truly distinct statements would not.
-  Search scopes by subject before ranking, so per-subject ranking is unaffected; anything that
-  walks the global graph would see an easier (clustered) graph than real data. Query vectors are
-  real embeddings of LoCoMo's questions.
+  fixed Gaussian noise vectors (sigma 0.02 per dimension: cosine ~0.93 to the text's own; length
+  1 +- 2%, not exactly 1, since the embedded pgvector 0.6 cannot normalise in SQL), so ~24k real
+  vectors become a million distinct ones in minutes instead of the day that embedding a million
+  statements would take on two busy cores. What this means for the figures: the texts, their
+  lengths, the full-text index and the vector geometry within a subject are real; but at 1M each
+  message recurs ~110 times across the store (rarely twice in one subject), so the HNSW graph
+  holds clusters of near-duplicates that truly distinct statements would not form, and the GIN
+  index sees ~10k distinct texts' lexemes. Search scopes by subject before ranking (an exact scan
+  of the subject's rows, not the HNSW graph), so its figures are not flattered by the clusters;
+  the HNSW index's size and build time are those of this clustered graph. Query vectors are real
+  embeddings of LoCoMo's questions.
 - Tenants and subjects are created through the services (tenant_create, subject_get_or_create),
   which write their audit trail; the bulk rows have no audit entries of their own.
 - Indexes of the memory table that back no constraint (HNSW, GIN, btrees) are dropped before a
@@ -92,7 +94,8 @@ GiB = 1024 ** 3
 # Every column the bulk loader writes, one place: table -> {column: SQL expression}. The
 # expressions read `subj` (the subject row), `s.events` (its number of events), `g.n` (the
 # event's number, 1-based), `b.at` (now), `e` (the event, for memories), `m` (the memory, for
-# evidence), `p` (the pool row) and `z` (the noise row). A schema change (a renamed or added column, a composite key) is an edit here.
+# evidence), `p` (the pool row) and `z` (the noise row). A schema change (a renamed or added
+# column, a composite key) is an edit here.
 COLUMNS = {
     "memoryapp_event": {
         "id": "gen_random_uuid()",
@@ -138,7 +141,7 @@ COLUMNS = {
         "flags": "'[]'::jsonb",
         "erasing": "false",
         "content_hash": "p.content_hash",
-        "embedding": "l2_normalize(p.embedding + z.v)",
+        "embedding": "p.embedding + z.v",
         "embedding_version": "%(embedding_version)s",
         "extractor_version": "'bench-scale'",
     },
@@ -154,7 +157,7 @@ EPISODE = {
     "importance": "0.4",
     "metadata": "jsonb_build_object('session_id', e.session_id, 'speaker', e.speaker, 'role', e.role, "
                 "'event_id', e.event_id, 'seq', e.seq)",
-    "clause_embeddings": f"(SELECT array_agg(l2_normalize(c.embedding + z.v) ORDER BY c.n) FROM {GEN}.clause c "
+    "clause_embeddings": f"(SELECT array_agg(c.embedding + z.v ORDER BY c.n) FROM {GEN}.clause c "
                          "WHERE c.message = p.idx)",
 }
 FACT = {"memory_type": "'semantic'", "importance": "0.6", "metadata": "'{}'::jsonb", "clause_embeddings": "NULL"}
@@ -175,8 +178,9 @@ def pool_texts() -> tuple[list[str], list[str], list[str]]:
     facts = sorted({fill(rng.choice(TEMPLATES), rng) for _ in range(20000)})
     messages, queries = [], []
     try:
-        data = json.loads(Path(os.environ.get("LOCOMO_PATH", benchdb.PROJECT_ROOT + "/../shared/data/locomo/locomo10.json"))
-                          .read_text())
+        from bench.locomo_data import DEFAULT_PATH
+
+        data = json.loads(Path(os.environ.get("LOCOMO_PATH", DEFAULT_PATH)).read_text())
     except OSError:
         data = []
     for conv in data:
@@ -226,6 +230,11 @@ def build_pool() -> dict:
     log(f"embedded a pool of {len(texts):,} distinct texts ({len(messages):,} messages, {len(facts):,} facts, "
         f"the rest clauses) in {seconds:.0f} s")
     noise = np.random.default_rng(11).normal(0, NOISE_SIGMA, (NOISE_VECTORS, vectors.shape[1])).astype(np.float32)
+    # pgvector before 0.7 (the embedded default has 0.6) has no l2_normalize: text and noise are
+    # both scaled by the expected norm of their sum, which then has length 1 +- ~2%. Search
+    # compares by cosine only, which no length changes.
+    scale = 1 / math.sqrt(1 + vectors.shape[1] * NOISE_SIGMA ** 2)
+    vectors, noise = vectors * scale, noise * scale
     owner = connections["owner"]
     owner.ensure_connection()
     raw = owner.connection
@@ -296,7 +305,8 @@ def _insert(cur, ids: list[int], counts: list[int]) -> tuple[int, int, dict]:
             JOIN memoryapp_subject subj ON subj.id = s.id
             CROSS JOIN LATERAL generate_series(1, s.events) AS g(n)
             CROSS JOIN (SELECT now() AS at) AS b
-            JOIN {GEN}.pool p ON p.kind = 'message' AND p.idx = abs(hashtextextended(s.id || ':' || g.n, 0)) %% {messages}""",
+            JOIN {GEN}.pool p ON p.kind = 'message'
+                              AND p.idx = abs(hashtextextended(s.id || ':' || g.n, 0)) %% {messages}""",
         params,
     )
     events = cur.rowcount
@@ -309,7 +319,8 @@ def _insert(cur, ids: list[int], counts: list[int]) -> tuple[int, int, dict]:
     memories = 0
     for extra, join, where in (
         (EPISODE, f"JOIN {GEN}.pool p ON p.kind = 'message' AND p.statement = e.content", "true"),
-        (FACT, f"JOIN {GEN}.pool p ON p.kind = 'fact' AND p.idx = 1000000 + abs(hashtextextended(e.id::text, 1)) %% {facts}",
+        (FACT, f"JOIN {GEN}.pool p ON p.kind = 'fact' "
+               f"AND p.idx = 1000000 + abs(hashtextextended(e.id::text, 1)) %% {facts}",
          "e.seq %% 2 = 0"),
     ):
         cols = {**COLUMNS["memoryapp_memory"], **extra}
@@ -380,6 +391,7 @@ def generate(subject_events: dict[int, int]) -> dict:
         cur.execute("RESET maintenance_work_mem")
         cur.execute("RESET max_parallel_maintenance_workers")
         raw.commit()
+    was = raw.autocommit  # VACUUM runs outside a transaction; the connection is Django's
     raw.autocommit = True
     try:
         start = time.perf_counter()
@@ -388,7 +400,7 @@ def generate(subject_events: dict[int, int]) -> dict:
                 cur.execute(f"VACUUM (ANALYZE) {table}")
         times["vacuum, analyze"] = time.perf_counter() - start
     finally:
-        raw.autocommit = False
+        raw.autocommit = was
     return {"events": events, "memories": memories, "times": times}
 
 
@@ -753,7 +765,8 @@ def print_stage(st: dict) -> None:
         print(f"{'  all subjects, ' + name + ' embedding':<44}{row[50]:8.1f}{row[95]:8.1f}{row[99]:8.1f}")
     if "listing" in st:
         li = st["listing"]
-        print(f"listing (memory_page): first page of 50 p50 {pct(li['first'], 50):.1f} / p95 {pct(li['first'], 95):.1f} ms; "
+        print(f"listing (memory_page): first page of 50 p50 {pct(li['first'], 50):.1f} / "
+              f"p95 {pct(li['first'], 95):.1f} ms; "
               f"{li['listed']:,} memories in {len(li['pages'])} pages of 100: {li['walk_seconds']:.1f} s "
               f"(page p95 {pct(li['pages'], 95):.1f} ms)")
     if "export_erasure" in st:
@@ -804,7 +817,8 @@ def report(stages: list[dict], build: dict, rss: dict | None, args) -> None:
                   f"{'met' if ratio <= 1.5 else 'NOT met'}")
     if rss:
         for p in rss.get("web", []):
-            print(f"gunicorn {p['role']} pid {p['pid']}: RSS {p['rss'] / 2**20:.0f} MiB, USS {p['uss'] / 2**20:.0f} MiB, "
+            print(f"gunicorn {p['role']} pid {p['pid']}: RSS {p['rss'] / 2**20:.0f} MiB, "
+                  f"USS {p['uss'] / 2**20:.0f} MiB, "
                   f"PSS {p['pss'] / 2**20:.0f} MiB")
         w = rss.get("worker")
         if w:
@@ -915,7 +929,8 @@ def main(argv=None) -> None:
 
         log("memory footprint: gunicorn (2 workers) after 100 requests, and the Celery worker")
         rss = {"worker": process_memory(worker.pid)}
-        rss["web"] = attempt(rss, "web rss", lambda: measure_web_rss(args.database, tenants[0], ctx["search_refs"], queries)) or []
+        rss["web"] = attempt(rss, "web rss", lambda: measure_web_rss(args.database, tenants[0], ctx["search_refs"],
+                                                                     queries)) or []
         report(stages, build, rss, args)
     finally:
         if worker is not None:

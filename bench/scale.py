@@ -498,7 +498,10 @@ def explain_search(tenant, ref: str, query: str, vector) -> str:
         with connection.execute_wrapper(capture):
             memory_search(tenant=tenant, subject_ref=ref, query=query, k=10, query_embedding=vector,
                           record_access=False)
-    seconds, sql, params = max(seen, key=lambda s: s[0])
+    # The ranking statement (retrieval._SQL) is the one that reads the memory table; the others
+    # are small. Under load any statement can be the slowest once, so pick it by what it is.
+    ranking = [s for s in seen if "scope AS" in s[1]]
+    seconds, sql, params = max(ranking or seen, key=lambda s: s[0])
     try:
         with transaction.atomic():
             tenant_activate(tenant=tenant)
@@ -508,7 +511,7 @@ def explain_search(tenant, ref: str, query: str, vector) -> str:
             transaction.set_rollback(True)
     except Exception as exc:  # the plan is a diagnosis, not a figure: say why it is missing
         plan = f"(EXPLAIN failed: {exc})"
-    return f"slowest of {len(seen)} statements, {1000 * seconds:.1f} ms when run:\n{plan}"
+    return f"{'ranking statement' if ranking else 'slowest'} of {len(seen)}, {1000 * seconds:.1f} ms when run:\n{plan}"
 
 
 def api_request(tenant, api_key):
@@ -676,6 +679,53 @@ def measure_web_rss(database: str, tenant, refs: list[str], queries: list[str], 
         return out
 
 
+def profile_erasure(tenant, ref: str) -> None:
+    """Erase a heavy subject in this process (the worker's job_run with its runners) under
+    cProfile, with the time of every SQL statement summed by its first words: where the
+    seconds go."""
+    import cProfile
+    import pstats
+    from collections import defaultdict
+
+    from django.db import connection, transaction
+
+    from memoryapp.actors import Actor
+    from memoryapp.services.jobs import job_run
+    from memoryapp.services.memories import subject_erase_request
+    from workers.tasks import JOB_RUNNERS, resolve
+
+    heavy = heavy_subject(tenant, ref)
+    log(f"profile: heavy subject of {heavy['memories']:,} memories in {heavy['seconds']:.0f} s")
+    with transaction.atomic():
+        job = subject_erase_request(tenant=tenant, subject_ref=ref, actor=Actor("system", "bench-scale"))
+    sql_time: dict = defaultdict(lambda: [0.0, 0])
+
+    def timed(execute, sql, params, many, context):
+        start = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            key = " ".join(sql.split())[:110]
+            sql_time[key][0] += time.perf_counter() - start
+            sql_time[key][1] += 1
+
+    profiler = cProfile.Profile()
+    start = time.perf_counter()
+    with connection.execute_wrapper(timed):
+        profiler.enable()
+        job_run(tenant_id=tenant.pk, job_id=str(job.pk), runners={k: resolve(v) for k, v in JOB_RUNNERS.items()})
+        profiler.disable()
+    elapsed = time.perf_counter() - start
+    job = wait_job(tenant, job.pk, timeout=10)
+    print(f"erasure of {heavy['memories']:,} memories in this process: {elapsed:.1f} s, status {job.status}, "
+          f"verification passed: {(job.result or {}).get('verification', {}).get('passed')}")
+    print(f"SQL: {sum(v[0] for v in sql_time.values()):.1f} s in {sum(v[1] for v in sql_time.values())} statements; "
+          "the costliest:")
+    for key, (seconds, count) in sorted(sql_time.items(), key=lambda kv: -kv[1][0])[:12]:
+        print(f"  {seconds:7.2f} s {count:5d}x  {key}")
+    pstats.Stats(profiler).sort_stats("cumulative").print_stats(r"memoryapp", 25)
+
+
 # ---------------------------------------------------------------------------------------------
 # The run
 
@@ -837,6 +887,10 @@ def main(argv=None) -> None:
     ap.add_argument("--queries", type=int, default=400, help="searches per measurement")
     ap.add_argument("--list-calls", type=int, default=200)
     ap.add_argument("--ingest-events", type=int, default=400)
+    ap.add_argument("--explain", type=int, default=0, metavar="N",
+                    help="with --reuse: print EXPLAIN ANALYZE of N searches' ranking statement, measure nothing")
+    ap.add_argument("--profile-erasure", action="store_true",
+                    help="with --reuse: erase a new 10,000-memory subject in this process under cProfile, only that")
     ap.add_argument("--database", default=DB_NAME, help=f"the benchmark database's name (default {DB_NAME})")
     ap.add_argument("--keep", action="store_true", help="keep the benchmark database")
     ap.add_argument("--reuse", action="store_true", help="measure a kept database (implies --keep)")
@@ -900,6 +954,15 @@ def main(argv=None) -> None:
         for t in tenants:
             key, _ = api_key_create(tenant=t, name="bench-scale", actor=Actor("system", "bench-scale"))
             ctx["keys"][t] = key
+        if args.profile_erasure:
+            profile_erasure(tenants[0], f"heavy-profile-{int(time.time())}")
+            return
+        if args.explain:  # only the plans of a few searches (a kept database): a diagnosis
+            plan = search_plan(tenants, ctx["search_refs"], queries, args.explain, seed=4242)
+            vectors = embeddings.embed_texts([q for _, _, q in plan], batch_size=64)
+            for (tenant, ref, query), vector in zip(plan, vectors):
+                print(f"-- {tenant.slug}/{ref}: {query!r}, {explain_search(tenant, ref, query, vector)}\n")
+            return
         worker = start_worker(redis_url, workdir / "worker.log", None, database=args.database)
         # Warm the worker's model before anything is timed.
         measure_ingest(tenants[-1], "warmup", ctx["ingest_texts"][:4], subjects=1)

@@ -644,6 +644,18 @@ def measure_ingest(tenant, label: str, texts: list[str], subjects: int = 4) -> d
             "per_second": per * subjects / elapsed}
 
 
+def worker_splits(log_path: Path) -> list[dict]:
+    """The worker's own split of each extraction job (claim, embed_wait, write seconds), from its log."""
+    import ast
+
+    out = []
+    for line in log_path.read_text().splitlines():
+        found = re.search(r"extraction job \S+: \d+ events; seconds (\{.*\})", line)
+        if found:
+            out.append(ast.literal_eval(found.group(1)))
+    return out
+
+
 def process_memory(pid: int) -> dict:
     import psutil
 
@@ -789,8 +801,15 @@ def stage(label: str, ctx: dict, args) -> dict:
 
     def ingest():
         texts = ctx["ingest_texts"][:args.ingest_events]
+        seen = len(worker_splits(ctx["worker_log"]))
         result["ingest"] = measure_ingest(ctx["tenants"][1 % len(ctx["tenants"])], label, texts)
-        log(f"[{label}] ingestion: {result['ingest']['per_second']:.1f} events/s")
+        time.sleep(0.5)  # the worker logs a job's split right after committing it
+        split: dict[str, float] = {}
+        for job in worker_splits(ctx["worker_log"])[seen:]:
+            for k, v in job.items():
+                split[k] = split.get(k, 0.0) + v
+        result["ingest"]["worker_split"] = split
+        log(f"[{label}] ingestion: {result['ingest']['per_second']:.1f} events/s; worker seconds {split}")
 
     attempt(result, "search", search)
     if ctx.get("all_refs") and ctx["all_refs"] != ctx["search_refs"]:
@@ -840,7 +859,8 @@ def print_stage(st: dict) -> None:
         ing = st["ingest"]
         print(f"ingestion: {ing['events']} events (4 new subjects, batches of 50) accepted in "
               f"{ing['accepted_seconds']:.1f} s, extracted in {ing['seconds']:.1f} s: {ing['per_second']:.1f} events/s "
-              f"end to end")
+              f"end to end; the worker's own split, seconds: "
+              + ", ".join(f"{k} {v:.1f}" for k, v in ing.get("worker_split", {}).items()))
     size = st["size"]
     print(f"size: {size['total'] / GiB:.2f} GiB for {size['memories']:,} memories = "
           f"{size['total'] / max(1, size['memories']):,.0f} bytes per memory (memory table with its indexes: "
@@ -967,7 +987,8 @@ def main(argv=None) -> None:
             for (tenant, ref, query), vector in zip(plan, vectors):
                 print(f"-- {tenant.slug}/{ref}: {query!r}, {explain_search(tenant, ref, query, vector)}\n")
             return
-        worker = start_worker(redis_url, workdir / "worker.log", None, database=args.database)
+        ctx["worker_log"] = workdir / "worker.log"
+        worker = start_worker(redis_url, ctx["worker_log"], None, database=args.database)
         # Warm the worker's model before anything is timed.
         measure_ingest(tenants[-1], "warmup", ctx["ingest_texts"][:4], subjects=1)
 

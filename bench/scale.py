@@ -38,15 +38,15 @@ Measured at each size, through the code a request or a worker runs:
 
 - search: memory_search (k=10) in a transaction, as a request, p50/p95/p99, with the query vector
   given and with the query embedded per call; the ratio of 1M to 100k (target <= 1.5) and the
-  plan (EXPLAIN ANALYZE) of the slowest statement of the search at p95;
+  plan (EXPLAIN ANALYZE) of the ranking statement of the search at p95;
 - ingestion: events appended with event_append and extracted by a real Celery worker (its own
   redis-server), events/s from the first append to the last event processed;
 - listing: the API's memory_page (first page of 50 of a random subject; and every page of 100 of
   the 10,000-memory subject, following the cursor);
 - export and erasure of a subject holding 10,000 memories (~6,667 events): requested through the
-  services, run by the worker, timed to the job's end; the erasure's receipt must say
-  `verification.passed` and count 10,000 memories removed, and the tenant's audit chain must
-  still verify (audit_verify), as the console shows it;
+  services, run by the worker, timed to the job's end; the erasure's receipt is printed (its
+  `verification.passed`, residue and what it removed, as the console shows it) and the tenant's
+  audit chain is verified after it (audit_verify);
 - size: pg_total_relation_size of every memoryapp table over the number of memories.
 
 At the end: the RSS (and USS, PSS) of a gunicorn worker with the model loaded after 100 requests
@@ -54,10 +54,14 @@ At the end: the RSS (and USS, PSS) of a gunicorn worker with the model loaded af
 worker after its jobs, and how many of each fit in 24 GiB.
 
     .venv/bin/python -m memoryapp.embedded exec -- .venv/bin/python bench/scale.py [--size 1000000]
-        [--queries 400] [--keep | --reuse]
+        [--queries 400] [--list-calls 200] [--ingest-events 400] [--database bench_scale]
+        [--keep | --reuse] [--explain N] [--profile-erasure]
 
-`--size 50000` is a quick smoke run. `--keep` leaves bench_scale; `--reuse` measures a kept one
-at the size it has (one stage, no build).
+`--size 20000 --queries 50 --list-calls 20 --ingest-events 40` is a smoke run (~15 min on a busy
+machine, most of it the first embedding of the pool). `--keep` leaves the database; `--reuse`
+measures a kept one at the size it has (one stage, no build). `--explain N` prints the plans of
+N searches and measures nothing; `--profile-erasure` erases a new 10,000-memory subject in this
+process under cProfile with every SQL statement timed, and measures nothing else.
 """
 from __future__ import annotations
 

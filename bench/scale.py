@@ -205,32 +205,34 @@ def pool_texts() -> tuple[list[str], list[str], list[str]]:
     return messages, facts, sorted(set(queries))
 
 
-def build_pool() -> dict:
-    """Embed the pool for real and store it in GEN tables. Returns counts."""
+def build_pool(messages: list[str] | None = None, facts: list[str] | None = None, cache: bool = True) -> dict:
+    """Embed the pool (pool_texts() unless given) for real and store it in GEN tables. Returns counts."""
     from django.db import connections
 
     from memoryapp import embeddings
     from memoryapp.clauses import statement_clauses
     from memoryapp.services.memories import content_hash
 
-    messages, facts, _ = pool_texts()
+    if messages is None or facts is None:
+        messages, facts, _ = pool_texts()
     clauses = [statement_clauses(m) for m in messages]
     texts = sorted(set(messages) | set(facts) | {c for found in clauses for c in found})
     # The pool's vectors are kept in var/ between runs (keyed by the texts and the model): a rerun
     # on a busy machine need not embed 20k texts again. Its embedding time is that of the run
     # that made the file.
     digest = hashlib.sha256("\n".join([embeddings.EMBEDDING_VERSION, *texts]).encode()).hexdigest()[:16]
-    cache = Path(benchdb.PROJECT_ROOT) / "var" / f"bench-scale-pool-{digest}.npz"
-    if cache.exists():
-        stored = np.load(cache)
+    path = Path(benchdb.PROJECT_ROOT) / "var" / f"bench-scale-pool-{digest}.npz"
+    if cache and path.exists():
+        stored = np.load(path)
         vectors, seconds = stored["vectors"], float(stored["seconds"])
-        log(f"pool vectors read from {cache.name} (embedded in {seconds:.0f} s when made)")
+        log(f"pool vectors read from {path.name} (embedded in {seconds:.0f} s when made)")
     else:
         start = time.perf_counter()
         vectors = embeddings.embed_texts(texts, batch_size=64)
         seconds = time.perf_counter() - start
-        cache.parent.mkdir(exist_ok=True)
-        np.savez(cache, vectors=vectors, seconds=seconds)
+        if cache:
+            path.parent.mkdir(exist_ok=True)
+            np.savez(path, vectors=vectors, seconds=seconds)
     index = {t: i for i, t in enumerate(texts)}
     log(f"embedded a pool of {len(texts):,} distinct texts ({len(messages):,} messages, {len(facts):,} facts, "
         f"the rest clauses) in {seconds:.0f} s")

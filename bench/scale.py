@@ -921,6 +921,8 @@ def main(argv=None) -> None:
                     help="with --reuse: print EXPLAIN ANALYZE of N searches' ranking statement, measure nothing")
     ap.add_argument("--profile-erasure", action="store_true",
                     help="with --reuse: erase a new 10,000-memory subject in this process under cProfile, only that")
+    ap.add_argument("--search-only", action="store_true",
+                    help="with --reuse: only the search figures (first-tenth subjects), one line")
     ap.add_argument("--database", default=DB_NAME, help=f"the benchmark database's name (default {DB_NAME})")
     ap.add_argument("--keep", action="store_true", help="keep the benchmark database")
     ap.add_argument("--reuse", action="store_true", help="measure a kept database (implies --keep)")
@@ -987,6 +989,16 @@ def main(argv=None) -> None:
             ctx["keys"][t] = key
         if args.profile_erasure:
             profile_erasure(tenants[0], f"heavy-profile-{int(time.time())}")
+            return
+        if args.search_only:  # one line of figures: for alternating two kept databases side by side
+            plan = search_plan(tenants, ctx["search_refs"], queries, args.queries, seed=4242)
+            vectors = embeddings.embed_texts([q for _, _, q in plan], batch_size=64)
+            load = os.getloadavg()[0]
+            found = measure_search(plan, vectors)
+            print(f"{args.database}: memory_search p50/p95/p99 ms without embedding "
+                  + " / ".join(f"{pct(found['without'], p):.1f}" for p in (50, 95, 99)) + "; with "
+                  + " / ".join(f"{pct(found['with'], p):.1f}" for p in (50, 95, 99))
+                  + f" (load {load:.2f} -> {os.getloadavg()[0]:.2f})", flush=True)
             return
         if args.explain:  # only the plans of a few searches (a kept database): a diagnosis
             plan = search_plan(tenants, ctx["search_refs"], queries, args.explain, seed=4242)

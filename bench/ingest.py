@@ -67,20 +67,20 @@ def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
     return process, f"redis+socket://{socket}"
 
 
-def database_url() -> str:
+def database_url(name: str = DB_NAME) -> str:
     from django.db import connections
 
     owner = connections["owner"].settings_dict
     query = f"?host={quote(owner['OPTIONS']['host'], safe='/')}" if owner.get("OPTIONS", {}).get("host") else ""
     host = owner.get("HOST") or ""
     port = f":{owner['PORT']}" if owner.get("PORT") else ""
-    return f"postgresql://{quote(owner['USER'] or '', safe='')}:{quote(owner['PASSWORD'] or '', safe='')}@{host}{port}/{DB_NAME}{query}"
+    return f"postgresql://{quote(owner['USER'] or '', safe='')}:{quote(owner['PASSWORD'] or '', safe='')}@{host}{port}/{name}{query}"
 
 
-def start_worker(redis_url: str, log: Path, torch_threads: int | None) -> subprocess.Popen:
+def start_worker(redis_url: str, log: Path, torch_threads: int | None, database: str = DB_NAME) -> subprocess.Popen:
     from django.conf import settings
 
-    env = {**os.environ, "DATABASE_URL": database_url(), "MEMORY_DB_APP_USER": settings.DB_APP_USER,
+    env = {**os.environ, "DATABASE_URL": database_url(database), "MEMORY_DB_APP_USER": settings.DB_APP_USER,
            "MEMORY_DB_APP_PASSWORD": settings.DB_APP_PASSWORD, "REDIS_URL": redis_url,
            "PYTHONPATH": str(PROJECT_ROOT), "LOG_LEVEL": "WARNING"}
     if torch_threads:

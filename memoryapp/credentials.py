@@ -118,11 +118,12 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         r"auth(?:entication)?|login|sign[- ]?in|reset|sms)\s+codes?)\b")),
     ("recovery_code", re.compile(
         r"(?i)\b(?:(?:recovery|backup|restore|rescue)\s+(?:codes?|keys?|phrase|words)|seed\s+(?:phrase|words)|"
-        r"mnemonic|(?:wallet\s+)?seed(?=\s*[:=]))\b")),
+        r"mnemonic|wallet\s+seed)\b")),
     # Keys that unlock software: what the vendor's e-mail or the box calls them.
+    # ("product code", "registration code" name SKUs and conference passes, not keys.)
     ("licence_key", re.compile(
-        r"(?i)\b(?:licen[cs]e|product|activation|serial|registration|install(?:ation)?|cd|unlock)\s+"
-        r"(?:keys?|codes?)\b")),
+        r"(?i)\b(?:(?:licen[cs]e|product|activation|serial|registration|cd)\s+keys?|"
+        r"(?:licen[cs]e|activation)\s+codes?)\b")),
     ("access_code", re.compile(
         r"(?i)\b(?:(?:door|gate|alarm|lock|safe|locker|garage|access|entry|entrance|building|keypad|unlock|"
         r"padlock|bike\s+lock|lockbox|key\s*box|key\s+safe)\s+(?:codes?|combination|combo|pin)|combination|combo|"
@@ -151,7 +152,8 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
     # A card's number in part ("card is 4111 1111"): digits only, at least CARD_DIGITS of them, so
     # "the card ending in 4242" stays a fact.
     # The digits on the back of a card: three or four of them, named.
-    ("card_security_code", re.compile(r"(?i)\b(?:cvv2?|cvc2?|csc|card\s+security\s+code)\b")),
+    # (A bare "CVC" or "CSC" is as often a boiler or a course: "CSC 263".)
+    ("card_security_code", re.compile(r"(?i)\b(?:cvv2?|cvc2|card\s+(?:security|verification)\s+(?:code|value))\b")),
     ("card_number", re.compile(
         r"(?i)\b(?:(?:credit|debit|bank|visa|mastercard|amex)\s+)?card(?:\s+(?:number|no\.?|#))?\b")),
     # A box that holds a key opens with digits: "the keybox at the cottage is 4 7 1 2".
@@ -251,8 +253,8 @@ _GROUPED = re.compile(r"^[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6}){2,}$")
 _DESCRIPTOR = re.compile(r"^\d+-[a-z]{3,}$")
 # "50k" is a salary, "48392017K" is not: only a short number takes the k.
 # An amount is a number with a currency sign or code at one end: "Girasol_2020$" is no amount.
-_MONEY = re.compile(r"^[$€£¥][\d.,]+(?:k|m|bn)?$|^[\d.,]+(?:k|m|bn)?(?:[$€£¥]|eur|usd|gbp)$|^\d{1,3}(?:[.,]\d+)?k$",
-                    re.I)
+_MONEY = re.compile(r"^[$€£¥][\d.,]+(?:k|m|bn)?(?:/\w+)?$|^[\d.,]+(?:k|m|bn)?(?:[$€£¥]|eur|usd|gbp)(?:/\w+)?$"
+                    r"|^\d{1,3}(?:[.,]\d+)?k$", re.I)  # "$140/night" too
 
 
 def _is_date(token: str) -> bool:
@@ -270,7 +272,8 @@ def credential_shaped(token: str, *, previous: str = "") -> bool:
     """A value that looks like a credential rather than a word of the sentence: enough digits,
     letters mixed with digits, or symbols mixed in. Times, dates and amounts are words of the
     sentence, and so are a year or a date unless the sentence assigns it ("my PIN is 1987")."""
-    if len(token) < 4 or _TIME.match(token) or _MONEY.search(token) or _DESCRIPTOR.match(token):
+    if len(token) < 4 or _TIME.match(token) or _MONEY.search(token) or _DESCRIPTOR.match(token) \
+            or _DECIMAL.match(token):  # "the order was 204.99 dollars": an amount or a measure
         return False
     if _is_date(token) and previous not in _ASSIGNMENT:
         return False  # "changed on 2024-03-01"; but a lock's combination is "5-22-41"

@@ -164,3 +164,32 @@ def test_an_untrusted_later_statement_never_takes_a_trusted_answers_place():
     sig.untrusted = np.array([False, True])  # a forwarded email: "I no longer ..."
     order, later = answered_later(tenant=None, sig=sig, order=np.array([0, 1]))
     assert list(order) == [0, 1] and later == {}
+
+
+def _near_pair(monkeypatch, *, episodes: bool):
+    """Four hits: the best (0), a later statement right behind it saying much the same thing (1),
+    and two unrelated ones; the vectors come from the pool's lookup, as in a search."""
+    from memoryapp import retrieval
+
+    sig = _signals(sims=[0.9, 0.85, 0.5, 0.4], bm25=[0] * 4, seqs=[1, 30, 5, 9], roles=["user"] * 4)
+    sig.valid_from_days = np.array([1.0, 40.0, 2.0, 3.0])
+    sig.tells_change = np.zeros(4, bool)  # no word of change anywhere
+    sig.is_episode = np.full(4, episodes)
+    sig.key = [""] * 4
+    basis = np.eye(retrieval.embeddings.DIMENSIONS)
+    vectors = [basis[0] + basis[1], basis[0] + 0.9 * basis[1] + 0.2 * basis[2], basis[3], basis[4]]
+    monkeypatch.setattr(retrieval, "_pool_rows", lambda *, tenant, ids: {
+        i: ("[" + ",".join(str(x) for x in vectors[i]) + "]", f"statement {i}") for i in ids})
+    return retrieval.answered_later(tenant=None, sig=sig, order=np.array([0, 1, 2, 3]))
+
+
+def test_a_later_message_right_behind_the_answer_that_says_the_same_thing_answers_first(monkeypatch):
+    order, later = _near_pair(monkeypatch, episodes=True)
+    assert list(order[:2]) == [1, 0] and later == {0: 1}
+
+
+def test_a_later_fact_right_behind_another_is_not_taken_for_a_new_version_of_it(monkeypatch):
+    # "The user is allergic to peanuts" / "The user's daughter is allergic to cats": facts are
+    # not one person's messages, and close vectors alone do not make them the same question.
+    order, later = _near_pair(monkeypatch, episodes=False)
+    assert list(order) == [0, 1, 2, 3] and later == {}

@@ -26,11 +26,11 @@ CREDENTIALS = [
     # 2026-12-03: software keys, a card's security code, a PUK, keys in letter groups, a URL's
     # password without a user, a short padded base64 blob, digits spaced with dots
     ("the serial key for the synth plugin: 7KQ2M-XW9RT-PLM4B-88HZQ", "7KQ2M-XW9RT-PLM4B-88HZQ"),
-    ("registration code for the old scanner software is 1045-7782-3390-1146", "1045-7782-3390-1146"),
+    ("registration key for the old scanner software is 1045-7782-3390-1146", "1045-7782-3390-1146"),
     ("the app password for my backup mailbox is wxyz-pqrs-tuvw-abcd", "wxyz-pqrs-tuvw-abcd"),
     ("postgres://:Lantern_Moss4@db.local:5432/app is what the dashboard uses", "Lantern_Moss4"),
     ("the PUK for my daughter's sim is 51907733", "51907733"),
-    ("cvc on the new debit card: 913", "913"),
+    ("cvv on the new debit card: 913", "913"),
     ("our lock box by the back door opens with 3318", "3318"),
     (f"{_PADDED} is the thing to type at the side door", _PADDED),
     ("das Kennwort ist Moorhuhn_1999$", "Moorhuhn_1999$"),
@@ -374,6 +374,13 @@ ORDINARY = [
     "the office printer is called HP4410LX on the network",
     "wie kann ich mein Passwort ändern, wenn es abgelaufen ist?",
     "the ISBN 978-0-14-044913-6 is the penguin edition",
+    # after review: course codes, product codes, garden seeds, a nightly rate
+    "I'm taking CSC 263 and CSC 373 this term",
+    "the product code for the blue mug is HX2291",
+    "the registration code for the conference is EARLYBIRD2025",
+    "seed: tomatoes, basil and chives",
+    "the hotel was $140/night and the password for the wifi was on the card",
+    "I lost my licence key for Photoshop, the order was 204.99 dollars",
     pytest.param("the answer to question 7 is 1914", marks=pytest.mark.xfail(
         strict=True, reason="known false refusal: safety.py's security_answer pattern reads 'answer to ... question'")),
 ]

@@ -6,6 +6,7 @@ import hashlib
 import logging
 import os
 import threading
+import time
 from collections import OrderedDict
 
 import numpy as np
@@ -105,9 +106,11 @@ def embed_texts(texts: list[str], batch_size: int | None = None) -> np.ndarray:
 # One text's vector is asked for again and again: agents repeat their questions (search and
 # context for the same turn, the same "what does the user prefer?" every session), and writes
 # restate what was just searched. The model is deterministic, so a process-wide LRU of recent
-# texts returns the very same vector. It is keyed by a digest, not the text: no person's words
-# stay in a process's memory after their erasure; only vectors, bounded and evicted in turn.
-_cache: "OrderedDict[bytes, np.ndarray]" = OrderedDict()
+# texts returns the very same vector. It is keyed by a digest, not the text, and an entry is
+# dropped CACHE_SECONDS after it was computed (at the process's next embedding): a vector can be
+# partly read back into words, so what an erasure removed must not stay in memory for long.
+CACHE_SECONDS = 600
+_cache: "OrderedDict[bytes, tuple[float, np.ndarray]]" = OrderedDict()
 _cache_lock = threading.Lock()
 
 
@@ -122,17 +125,25 @@ def embed_text(text: str) -> np.ndarray:
     if size <= 0:
         return embed_texts([text])[0]
     key = hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+    now = time.monotonic()
     with _cache_lock:
-        vector = _cache.get(key)
-        if vector is not None:
-            _cache.move_to_end(key)
-            return vector.copy()
+        _expire(now, size)
+        entry = _cache.get(key)
+        if entry is not None:
+            return entry[1].copy()
     vector = embed_texts([text])[0]
     with _cache_lock:
-        _cache[key] = vector.copy()
-        while len(_cache) > size:
-            _cache.popitem(last=False)
+        _cache[key] = (now, vector.copy())
+        _cache.move_to_end(key)
+        _expire(now, size)
     return vector
+
+
+def _expire(now: float, size: int) -> None:
+    """Drop entries past the size or past their time. First in, first out (a hit does not move
+    an entry), so the front is always the oldest."""
+    while _cache and (len(_cache) > size or now - next(iter(_cache.values()))[0] > CACHE_SECONDS):
+        _cache.popitem(last=False)
 
 
 # Nine significant digits give every float32 back exactly, in about half the text (and half

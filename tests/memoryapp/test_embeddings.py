@@ -42,3 +42,15 @@ def test_cache_keeps_at_most_its_size(settings):
     assert len(embeddings._cache) <= 3
     # Keyed by a digest: the cache never holds a person's words.
     assert all(isinstance(key, bytes) and len(key) == 16 for key in embeddings._cache)
+
+
+def test_a_cached_vector_is_dropped_once_its_time_is_up(monkeypatch, settings):
+    settings.MEMORY_EMBEDDING_CACHE_SIZE = 100
+    embeddings._cache.clear()
+    clock = [1000.0]
+    monkeypatch.setattr(embeddings.time, "monotonic", lambda: clock[0])
+    embeddings.embed_text("the user rides a Brompton")
+    assert len(embeddings._cache) == 1
+    clock[0] += embeddings.CACHE_SECONDS + 1
+    embeddings.embed_text("something else entirely")
+    assert len(embeddings._cache) == 1  # the first text's vector is gone, not merely unused

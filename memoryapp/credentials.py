@@ -61,8 +61,8 @@ _LOOKALIKES = str.maketrans({
 
 
 # Three or more single letters or digits with a space, a dot, a hyphen or an underscore (or a
-# spaced one, "3 . 8 . 0") between them: a word or a value spelt out ("P I N", "p a s s w o r d", "k 9 m 2 p 7", "6 0 4 8") is read
-# as written together.
+# spaced one, "3 . 8 . 0") between them: a word or a value spelt out ("P I N", "p a s s w o r d",
+# "k 9 m 2 p 7", "6 0 4 8") is read as written together.
 _SPACED_OUT = re.compile(r"(?<!\S)[^\W_](?:[ ._\-]{1,3}[^\W_]){2,}(?![^\s.,;:!?)\]])")
 
 
@@ -131,8 +131,8 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         r"zugangscode|t[üu]rcode|c[oó]digo\s+de\s+(?:acceso|entrada|acesso)|code\s+d'acc[eè]s|"
         r"codice\s+(?:d'accesso|del\s+cancello|della\s+porta))\b")),
     ("pin", re.compile(
-        r"(?i)\b(?:pin(?:\s*(?:code|number|no\.?|#))?|puk(?:\s*(?:code|number))?|geheimzahl|entsperrcode|c[oó]digo\s+pin|code\s+pin|"
-        r"codice\s+pin)\b")),
+        r"(?i)\b(?:pin(?:\s*(?:code|number|no\.?|#))?|puk(?:\s*(?:code|number))?|geheimzahl|entsperrcode|"
+        r"c[oó]digo\s+pin|code\s+pin|codice\s+pin)\b")),
     ("password", re.compile(
         r"(?i)\b(?:pass(?:word|wd|phrase|code)s?|pwd|pw|passwort|kennwort|contrase[ñn]a|clave|"
         r"mot\s+de\s+passe|mdp|senha|pass(?=\s*[:=])|key(?=\s*[:=])|parola\s+d'ordine|chiave\s+di\s+accesso|"
@@ -149,11 +149,11 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         r"(?i)\b(?:ssn|social\s+security(?:\s+number)?|social(?=\s*(?:is|was|:|#|no\b|number))|national\s+(?:insurance|id(?:entity)?)(?:\s+number)?|"
         r"dni|nie|nif|cpf|codice\s+fiscale|s[ée]curit[ée]\s+sociale|personalausweis(?:nummer)?|"
         r"steuer-?id|tax\s+(?:id|number)|passport\s+number)\b")),
+    # The digits on the back of a card: three or four of them, named. (A bare "CVC" or "CSC" is
+    # as often a boiler or a course: "CSC 263".)
+    ("card_security_code", re.compile(r"(?i)\b(?:cvv2?|cvc2|card\s+(?:security|verification)\s+(?:code|value))\b")),
     # A card's number in part ("card is 4111 1111"): digits only, at least CARD_DIGITS of them, so
     # "the card ending in 4242" stays a fact.
-    # The digits on the back of a card: three or four of them, named.
-    # (A bare "CVC" or "CSC" is as often a boiler or a course: "CSC 263".)
-    ("card_security_code", re.compile(r"(?i)\b(?:cvv2?|cvc2|card\s+(?:security|verification)\s+(?:code|value))\b")),
     ("card_number", re.compile(
         r"(?i)\b(?:(?:credit|debit|bank|visa|mastercard|amex)\s+)?card(?:\s+(?:number|no\.?|#))?\b")),
     # A box that holds a key opens with digits: "the keybox at the cottage is 4 7 1 2".

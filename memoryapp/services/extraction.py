@@ -137,7 +137,10 @@ def _claim(*, tenant: Tenant, ids: list) -> list[Event]:
     with transaction.atomic():
         tenant_activate(tenant=tenant)
         events = list(
-            Event.objects.select_for_update(skip_locked=True, of=("self",))
+            # FOR NO KEY UPDATE: a claim excludes other workers but not the foreign-key checks of
+            # a write that cites the event (KEY SHARE at its commit), which FOR UPDATE blocked, and
+            # a write holding its subject's lock then deadlocked with this job waiting for that lock.
+            Event.objects.select_for_update(skip_locked=True, of=("self",), no_key=True)
             .filter(tenant=tenant, id__in=ids, status=Event.Status.PENDING)
             .select_related("subject")
             .order_by("occurred_at", "seq")
@@ -316,7 +319,7 @@ def _apply_chunk(*, tenant: Tenant, prepared: list[Prepared], episode_vectors, c
     memory_write would (MemoryWriteBatch); the chunk's audit entries are appended at the end."""
     tenant_activate(tenant=tenant)
     current = {
-        e.id: e for e in Event.objects.select_for_update().filter(
+        e.id: e for e in Event.objects.select_for_update(no_key=True).filter(  # see _claim
             tenant=tenant, id__in=[p.event.id for p in prepared], status=Event.Status.PROCESSING,
         )
     }
@@ -465,7 +468,7 @@ def _fail(*, tenant: Tenant, p: Prepared, exc: Exception) -> None:
     logger.warning("extraction of %s failed", p.event.public_id, exc_info=exc)
     with transaction.atomic():
         tenant_activate(tenant=tenant)
-        event = (Event.objects.select_for_update().select_related("subject")
+        event = (Event.objects.select_for_update(no_key=True).select_related("subject")
                  .filter(pk=p.event.pk, status=Event.Status.PROCESSING, claimed_at=p.claim).first())
         if event is not None:
             _give_up(tenant=tenant, events=[event], reason=failure_reason(exc))

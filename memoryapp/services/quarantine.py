@@ -13,7 +13,7 @@ from memoryapp.tenancy import tenant_activate
 
 def _quarantined_event(*, tenant: Tenant, event_id) -> Event:
     event = (
-        Event.objects.select_for_update().select_related("subject").filter(tenant=tenant, pk=event_id).first()
+        Event.objects.select_for_update(no_key=True).select_related("subject").filter(tenant=tenant, pk=event_id).first()
     )
     if event is None:
         raise NotFound("event")

@@ -10,7 +10,9 @@ seconds instead of a 15-minute pipeline run, so a family of policies can be weig
 split before one is built. Dev dumps only: a held-out split is run once, through the pipeline.
 
 Printed, at k = 1 and 5 (current only / both / outdated only / neither):
-- the ranking as it came, and with today's answered_later replayed (its frame check included);
+- the ranking as it came, and retrieval.answered_later replayed with and without its "near"
+  rule (its frame check included). The replay copies answered_later's decisions: change one and
+  change the other, or the figures describe code that no longer runs;
 - "recent": the newest same-voice statement among the top few that matches the query about as
   well as the best hit and says much the same thing (centred cosine), promoted to first; the
   best setting of its three thresholds on the dump;
@@ -101,13 +103,15 @@ def as_ranked(record: dict) -> list:
     return list(range(len(record["hits"])))
 
 
-def today(record: dict, similar=0.3, frame_pool=10, frame_gap=0.15) -> list:
-    """retrieval.answered_later, replayed."""
+def shipped(record: dict, similar=0.3, frame_pool=10, frame_gap=0.15, near=2) -> list:
+    """retrieval.answered_later, replayed (SUPERSESSION's values; near=0 is the policy before
+    2026-12-03's "near" rule: two messages of one person right behind the best hit)."""
     hits, order = record["hits"], as_ranked(record)
     if len(order) < 2:
         return order
     later = [b for b in order[1:] if hits[b]["valid"] > hits[0]["valid"] and _voice(hits[b]) == _voice(hits[0])]
-    cued = [b for b in later if hits[b]["cue"]]
+    close = [b for b in later if b <= near and hits[0]["episode"] and hits[b]["episode"] and hits[b]["role"]]
+    cued = [b for b in later if hits[b]["cue"] or b in close]
     framed = [b for b in later if b < frame_pool and hits[0]["episode"] == hits[b]["episode"]
               and hits[0]["key"] == hits[b]["key"] and hits[0]["score"] - hits[b]["score"] <= frame_gap]
     if not cued and not framed:
@@ -153,7 +157,8 @@ def main() -> None:
     records = load(args.dump)
     print(f"{len(records)} questions, {sum(r['changed'] for r in records)} about a changed fact")
     show("ranking as it came", evaluate(records, as_ranked))
-    show("today's answered_later", evaluate(records, today))
+    show("answered_later before 'near'", evaluate(records, lambda r: shipped(r, near=0)))
+    show("answered_later as shipped", evaluate(records, shipped))
     grid = []
     for gap in (0.06, 0.1, 0.15, 0.2, 0.3):
         for similar in (0.0, 0.1, 0.2, 0.3, 0.4):

@@ -29,7 +29,9 @@ How the data is made (printing how long each step takes):
   the HNSW index's size and build time are those of this clustered graph. Query vectors are real
   embeddings of LoCoMo's questions.
 - Tenants and subjects are created through the services (tenant_create, subject_get_or_create),
-  which write their audit trail; the bulk rows have no audit entries of their own.
+  which write their audit trail; the bulk rows have no audit entries of their own, except the
+  heavy subject's (below): a `memory_written` entry with its snapshot per memory and an
+  `events_appended` entry per 20 events, as writes through the services leave.
 - Indexes of the memory table that back no constraint (HNSW, GIN, btrees) are dropped before a
   bulk insert and rebuilt after it (their definitions read from pg_indexes), then the tables are
   vacuumed and analysed, as a live store would be.
@@ -423,7 +425,40 @@ def heavy_subject(tenant, ref: str) -> dict:
         cur.execute("ANALYZE memoryapp_memory")
         cur.execute("ANALYZE memoryapp_event")
         raw.commit()
-    return {"memories": memories, "events": events, "seconds": time.perf_counter() - start}
+    audit_entries = heavy_audit_trail(tenant, ref)
+    return {"memories": memories, "events": events, "audit_entries": audit_entries,
+            "seconds": time.perf_counter() - start}
+
+
+def heavy_audit_trail(tenant, ref: str) -> int:
+    """The audit trail a subject written through the services has (the bulk rows have none):
+    a `memory_written` entry per memory with its snapshot (statement included) as `after`, and
+    an `events_appended` entry per 20 events, sealed into the tenant's chain. An erasure must
+    blank these payloads, and its verification reads them all."""
+    from django.db import transaction
+
+    from memoryapp.actors import Actor
+    from memoryapp.models import Event, Memory
+    from memoryapp.services.audit import AuditBuffer
+    from memoryapp.services.memories import memory_snapshot
+    from memoryapp.tenancy import tenant_activate
+
+    actor = Actor("system", "bench-scale")
+    with transaction.atomic():
+        tenant_activate(tenant=tenant)
+        buffer = AuditBuffer(tenant=tenant)
+        events = list(Event.objects.filter(tenant=tenant, subject__external_id=ref).order_by("seq")
+                      .values_list("event_id", flat=True))
+        for start in range(0, len(events), 20):
+            buffer.record(tenant=tenant, actor=actor, action="events_appended", subject_ref=ref,
+                          details={"event_ids": events[start:start + 20]})
+        for memory in Memory.objects.filter(tenant=tenant, subject__external_id=ref).defer(
+                "embedding", "clause_embeddings").iterator(chunk_size=2000):
+            buffer.record(tenant=tenant, actor=actor, action="memory_written", subject_ref=ref,
+                          memory_id=memory.id, after=memory_snapshot(memory),
+                          details={"supersedes": [], "conflicts": []})
+        written = len(buffer.flush())
+    return written
 
 
 def store_counts() -> dict:
@@ -717,7 +752,8 @@ def profile_erasure(tenant, ref: str) -> None:
     from workers.tasks import JOB_RUNNERS, resolve
 
     heavy = heavy_subject(tenant, ref)
-    log(f"profile: heavy subject of {heavy['memories']:,} memories in {heavy['seconds']:.0f} s")
+    log(f"profile: heavy subject of {heavy['memories']:,} memories, {heavy['audit_entries']:,} audit entries, "
+        f"in {heavy['seconds']:.0f} s")
     with transaction.atomic():
         job = subject_erase_request(tenant=tenant, subject_ref=ref, actor=Actor("system", "bench-scale"))
     sql_time: dict = defaultdict(lambda: [0.0, 0])

@@ -325,3 +325,66 @@ def test_forgotten_memory_and_its_summary_leave_no_residue_in_any_table(tenant_a
     with as_tenant(tenant_a):
         assert list(Memory.objects.values_list("pk", flat=True)) == [kept.pk]
         assert ReadAudit.objects.get().memory_ids == [kept.pk]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_verification_finds_text_and_ids_an_erasure_left_behind(tenant_a, actor):
+    # The check must fail when something survives: plant, after a clean erasure, the kinds of
+    # copy a faulty step would leave (text in an audit payload and an export, an answer naming
+    # an erased memory by its UUID in capitals), beside look-alikes that must not count.
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memoryapp.services.audit import audit_record
+
+    doomed = write(tenant_a, "rue", "Rue keeps her passport in the blue biscuit tin.", actor)
+    job = run(tenant_a, subject_erase_request(tenant=tenant_a, subject_ref="rue", actor=actor))
+    assert job.result["verification"]["passed"] is True
+    row = job.params["subject_row_id"]
+    unrelated = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+    with as_tenant(tenant_a):
+        audit_record(tenant=tenant_a, actor=actor, action="note", subject_ref="rue", subject_row_id=row,
+                     details={"copied": "rue keeps her PASSPORT in the blue biscuit tin. (sic)"})
+        ExportFile.objects.create(tenant=tenant_a, subject_ref="rue", content=b'{"statement": "Rue keeps her '
+                                  b'passport in the blue biscuit tin."}', expires_at=timezone.now() + timedelta(days=1))
+        IdempotencyRecord.objects.create(tenant=tenant_a, scope="POST /api/v1/memories", key="a", request_hash="h",
+                                         status_code=201, response={"id": str(doomed.pk).upper()})
+        IdempotencyRecord.objects.create(tenant=tenant_a, scope="POST /api/v1/memories", key="b", request_hash="h",
+                                         status_code=201, response={"id": unrelated, "note": "passport"})
+
+    verification = erasure.erasure_verify(
+        tenant=tenant_a, subject_ref="rue", subject_row_id=row, scope="subject",
+        texts={"Rue keeps her passport in the blue biscuit tin."}, memory_ids=[doomed.pk], event_ids=[])
+
+    assert verification["passed"] is False
+    assert verification["residue"] == {"text:audit": 1, "text:export_file": 1, "export_files": 1,
+                                       "idempotency_records": 1}
+    assert "Rue keeps" not in str(verification)
+    # And the erasure's own step deletes the answer naming the memory, not the look-alike.
+    with as_tenant(tenant_a):
+        assert erasure._idempotency_delete_naming(tenant=tenant_a, memory_ids=[doomed.pk]) == 1
+        assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["b"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_forget_leaves_survivors_pointing_at_nothing_rather_than_at_an_erased_memory(tenant_a, actor):
+    doomed = write(tenant_a, "alice", "Alice's locker code habit: she writes it on her wrist.", actor)
+    newer = write(tenant_a, "alice", "Alice now keeps the locker code in her head.", actor)
+    proposal = write(tenant_a, "alice", "Always ask Alice before opening the locker.", actor)
+    with as_tenant(tenant_a):
+        Memory.objects.filter(pk=newer.pk).update(superseded_by=doomed)
+        Memory.objects.filter(pk=proposal.pk).update(proposal_for=doomed)
+        # A deletion job naming one memory (as a quarantine discard makes): memory_forget would
+        # take the whole chain, and so leave no survivor to look at.
+        Memory.objects.filter(pk=doomed.pk).update(erasing=True)
+        job = Job.objects.create(tenant=tenant_a, kind="deletion", subject_ref="alice",
+                                 params={"scope": "memory", "memory_ids": [str(doomed.pk)]})
+
+    job = run(tenant_a, job)
+
+    assert job.status == "succeeded" and job.result["removed"]["memories"] == 1
+    with as_tenant(tenant_a):
+        survivors = {m.pk: m for m in Memory.objects.filter(subject__external_id="alice")}
+        assert set(survivors) == {newer.pk, proposal.pk}
+        assert survivors[newer.pk].superseded_by_id is None and survivors[proposal.pk].proposal_for_id is None

@@ -109,6 +109,8 @@ def embed_texts(texts: list[str], batch_size: int | None = None) -> np.ndarray:
 # texts returns the very same vector. It is keyed by a digest, not the text, and an entry is
 # dropped CACHE_SECONDS after it was computed (at the process's next embedding): a vector can be
 # partly read back into words, so what an erasure removed must not stay in memory for long.
+# Callers name their tenant as the partition: a hit is faster than a miss, and a tenant must not
+# learn by timing which texts another tenant's agents embedded in the last minutes.
 CACHE_SECONDS = 600
 _cache: "OrderedDict[bytes, tuple[float, np.ndarray]]" = OrderedDict()
 _cache_lock = threading.Lock()
@@ -120,11 +122,13 @@ def _cache_size() -> int:
     return settings.MEMORY_EMBEDDING_CACHE_SIZE
 
 
-def embed_text(text: str) -> np.ndarray:
+def embed_text(text: str, *, partition: int | None = None) -> np.ndarray:
+    """One text's vector, from the cache when this partition (the caller's tenant) embedded the
+    same text recently."""
     size = _cache_size()
     if size <= 0:
         return embed_texts([text])[0]
-    key = hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+    key = hashlib.blake2b(f"{partition}\x00{text}".encode("utf-8"), digest_size=16).digest()
     now = time.monotonic()
     with _cache_lock:
         _expire(now, size)

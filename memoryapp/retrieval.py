@@ -716,7 +716,7 @@ def memory_search(
         params["ns_below"] = below_pattern(working_namespace)
     info = query_understand(query)
     text, named = search_terms(tenant=tenant, subject_ref=subject_ref, query=query, info=info)
-    qvec = query_embedding if query_embedding is not None else embeddings.embed_text(text)
+    qvec = query_embedding if query_embedding is not None else embeddings.embed_text(text, partition=tenant.pk)
     info = replace(info, keys=keys_for_query(qvec))
     sig = search_signals(
         tenant=tenant, subject_ref=subject_ref, query=text, query_embedding=qvec, as_of=as_of, now=now,

@@ -41,7 +41,7 @@ def conflict_resolve(*, tenant: Tenant, subject_ref: str, conflict_id: str, reso
     if resolution == CORRECT:
         probe = MemoryDraft(statement=statement, source_kind=SourceKind.USER_EXPLICIT)
         policy_check(tenant=tenant, subject_ref=subject_ref, draft=probe, actor=actor)
-        vector = embeddings.embed_text(statement)
+        vector = embeddings.embed_text(statement, partition=tenant.pk)
     return _conflict_resolve(tenant=tenant, subject_ref=subject_ref, conflict_id=conflict_id, resolution=resolution,
                              actor=actor, memory_id=memory_id, statement=statement, vector=vector)
 

@@ -252,7 +252,7 @@ def memory_write(
     policy_check(tenant=tenant, subject_ref=subject_ref, draft=draft, actor=actor)
     if embedding is None:
         # Embedded before the write transaction: the model's time should not hold row locks.
-        embedding = embeddings.embed_text(draft.statement)
+        embedding = embeddings.embed_text(draft.statement, partition=tenant.pk)
     return _memory_write(tenant=tenant, subject_ref=subject_ref, draft=draft, actor=actor, embedding=embedding,
                          supersede=supersede)
 
@@ -601,7 +601,7 @@ def memory_supersede(
     `superseded_by` set. A new version that must wait for approval (a procedure) is a proposal:
     it replaces nothing until memory_review approves it."""
     policy_check(tenant=tenant, subject_ref=memory.subject.external_id, draft=draft, actor=actor)
-    vector = embeddings.embed_text(draft.statement)
+    vector = embeddings.embed_text(draft.statement, partition=tenant.pk)
     return _memory_supersede(tenant=tenant, memory=memory, draft=draft, actor=actor, action=action, vector=vector)
 
 

@@ -33,7 +33,7 @@ def memory_restore(*, tenant: Tenant, memory: Memory, actor: Actor) -> Memory:
         evidence=list(memory.evidence.all()),
     )
     policy_check(tenant=tenant, subject_ref=memory.subject.external_id, draft=draft, actor=actor)
-    vector = memory.embedding if memory.embedding is not None else embeddings.embed_text(draft.statement)
+    vector = memory.embedding if memory.embedding is not None else embeddings.embed_text(draft.statement, partition=tenant.pk)
     return _restore(tenant=tenant, memory=memory, draft=draft, actor=actor, vector=vector)
 
 

@@ -54,3 +54,17 @@ def test_a_cached_vector_is_dropped_once_its_time_is_up(monkeypatch, settings):
     clock[0] += embeddings.CACHE_SECONDS + 1
     embeddings.embed_text("something else entirely")
     assert len(embeddings._cache) == 1  # the first text's vector is gone, not merely unused
+
+
+def test_tenants_do_not_share_cached_vectors(monkeypatch, settings):
+    # A hit is faster than a miss: one tenant must not learn by timing what another embedded.
+    settings.MEMORY_EMBEDDING_CACHE_SIZE = 100
+    embeddings._cache.clear()
+    computed = []
+    real = embeddings.embed_texts
+    monkeypatch.setattr(embeddings, "embed_texts", lambda texts, **kw: computed.append(list(texts)) or real(texts, **kw))
+    first = embeddings.embed_text("where does the user bank?", partition=1)
+    embeddings.embed_text("where does the user bank?", partition=1)
+    other = embeddings.embed_text("where does the user bank?", partition=2)
+    assert len(computed) == 2  # tenant 1's second ask was a hit; tenant 2's first ask was not
+    assert np.array_equal(first, other)

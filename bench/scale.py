@@ -781,7 +781,7 @@ def profile_erasure(tenant, ref: str) -> None:
           "the costliest:")
     for key, (seconds, count) in sorted(sql_time.items(), key=lambda kv: -kv[1][0])[:12]:
         print(f"  {seconds:7.2f} s {count:5d}x  {key}")
-    pstats.Stats(profiler).sort_stats("cumulative").print_stats(r"memoryapp", 25)
+    pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
 
 
 # ---------------------------------------------------------------------------------------------

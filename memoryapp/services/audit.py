@@ -24,10 +24,13 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.db import connection, transaction
+from django.db.models import BooleanField
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from memoryapp.actors import Actor
 from memoryapp.models import AuditChain, AuditEntry, Subject, Tenant
+from memoryapp.sqlarrays import uuid_array
 from memoryapp.tenancy import tenant_activate
 
 logger = logging.getLogger(__name__)
@@ -425,7 +428,9 @@ def audit_redact(*, tenant: Tenant, actor: Actor, reason: str, subject_row_id: i
     if subject_row_id is not None:
         entries = entries.filter(subject_row_id=subject_row_id)
     if memory_ids is not None:
-        entries = entries.filter(memory_id__in=list(memory_ids))
+        # One array parameter, not a parameter per id (memoryapp/sqlarrays.py).
+        entries = entries.filter(RawSQL("memory_id = ANY(%s::uuid[])", [uuid_array(memory_ids)],
+                                        output_field=BooleanField()))
     ids = list(entries.values_list("pk", flat=True))
     if not ids:
         return 0

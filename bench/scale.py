@@ -57,13 +57,14 @@ worker after its jobs, and how many of each fit in 24 GiB.
 
     .venv/bin/python -m memoryapp.embedded exec -- .venv/bin/python bench/scale.py [--size 1000000]
         [--queries 400] [--list-calls 200] [--ingest-events 400] [--database bench_scale]
-        [--keep | --reuse] [--explain N] [--profile-erasure]
+        [--keep | --reuse] [--explain N] [--profile-erasure | --erasure-only]
 
 `--size 20000 --queries 50 --list-calls 20 --ingest-events 40` is a smoke run (~15 min on a busy
 machine, most of it the first embedding of the pool). `--keep` leaves the database; `--reuse`
 measures a kept one at the size it has (one stage, no build). `--explain N` prints the plans of
 N searches and measures nothing; `--profile-erasure` erases a new 10,000-memory subject in this
-process under cProfile with every SQL statement timed, and measures nothing else.
+process under cProfile with every SQL statement timed, and measures nothing else;
+`--erasure-only` exports and erases a new one through the worker, as the stages do.
 """
 from __future__ import annotations
 
@@ -903,18 +904,23 @@ def print_stage(st: dict) -> None:
               f"{ing['accepted_seconds']:.1f} s, extracted in {ing['seconds']:.1f} s: {ing['per_second']:.1f} events/s "
               f"end to end; the worker's own split, seconds: "
               + ", ".join(f"{k} {v:.1f}" for k, v in ing.get("worker_split", {}).items()))
-    size = st["size"]
+    size = st.get("size")
+    if size:
+        print_size(size)
+    for name, error in st.get("errors", {}).items():
+        print(f"  FAILED {name}: {error}")
+    if "plan" in st:
+        print(f"-- plan at {st['label']}, the p95 search without embedding: {st['plan']}")
+    print(flush=True)
+
+
+def print_size(size: dict) -> None:
     print(f"size: {size['total'] / GiB:.2f} GiB for {size['memories']:,} memories = "
           f"{size['total'] / max(1, size['memories']):,.0f} bytes per memory (memory table with its indexes: "
           f"{size['tables'].get('memoryapp_memory', 0) / max(1, size['memories']):,.0f})")
     print("  tables: " + ", ".join(f"{k.removeprefix('memoryapp_')} {v / 1e6:,.0f} MB"
                                    for k, v in size["tables"].items() if v > 5e6))
     print("  memory indexes: " + ", ".join(f"{k} {v / 1e6:,.0f} MB" for k, v in size["indexes"].items()))
-    for name, error in st.get("errors", {}).items():
-        print(f"  FAILED {name}: {error}")
-    if "plan" in st:
-        print(f"-- plan at {st['label']}, the p95 search without embedding: {st['plan']}")
-    print(flush=True)
 
 
 def report(stages: list[dict], build: dict, rss: dict | None, args) -> None:
@@ -955,6 +961,8 @@ def main(argv=None) -> None:
     ap.add_argument("--ingest-events", type=int, default=400)
     ap.add_argument("--explain", type=int, default=0, metavar="N",
                     help="with --reuse: print EXPLAIN ANALYZE of N searches' ranking statement, measure nothing")
+    ap.add_argument("--erasure-only", action="store_true",
+                    help="with --reuse: export and erase a new 10,000-memory subject through the worker, only that")
     ap.add_argument("--profile-erasure", action="store_true",
                     help="with --reuse: erase a new 10,000-memory subject in this process under cProfile, only that")
     ap.add_argument("--search-only", action="store_true",
@@ -1044,6 +1052,13 @@ def main(argv=None) -> None:
             return
         ctx["worker_log"] = workdir / "worker.log"
         worker = start_worker(redis_url, ctx["worker_log"], None, database=args.database)
+        if args.erasure_only:  # a kept store: export and erase one more heavy subject, only that
+            ref = f"heavy-again-{int(time.time())}"
+            st = {"label": "erasure only", "heavy": heavy_subject(tenants[0], ref), "load_before": os.getloadavg()}
+            st["export_erasure"] = measure_export_erasure(tenants[0], ref)
+            st["load_after"], st["counts"] = os.getloadavg(), store_counts()
+            print_stage(st)
+            return
         # Warm the worker's model before anything is timed.
         measure_ingest(tenants[-1], "warmup", ctx["ingest_texts"][:4], subjects=1)
 

@@ -253,7 +253,7 @@ def _vector_text(vector) -> str:
 # answers' size (matching two ILIKE patterns per erased id cost answers x ids).
 _UUID_TOKEN = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
 _NAMES_ANY_ID = (
-    f"EXISTS (SELECT 1 FROM regexp_matches(r.response::text, '{_UUID_TOKEN}', 'g') AS token(match) "
+    f"EXISTS (SELECT 1 FROM regexp_matches(t.response::text, '{_UUID_TOKEN}', 'g') AS token(match) "
     "WHERE replace(token.match[1], '-', '')::uuid = ANY(%s::uuid[]))"
 )
 
@@ -263,7 +263,7 @@ def _idempotency_delete_naming(*, tenant: Tenant, memory_ids: list) -> int:
         return 0
     with connection.cursor() as cursor:
         cursor.execute(
-            f"DELETE FROM memoryapp_idempotencyrecord r WHERE r.tenant_id = %s AND {_NAMES_ANY_ID}",
+            f"DELETE FROM memoryapp_idempotencyrecord t WHERE t.tenant_id = %s AND {_NAMES_ANY_ID}",
             [tenant.pk, uuid_array(memory_ids)],
         )
         return cursor.rowcount
@@ -524,25 +524,27 @@ def marked_words(text: str) -> set[str]:
             if (any(c.isdigit() for c in t) or (i > 0 and t[0].isupper())) and t.lower() not in _FILLER_WORDS}
 
 
-def _remaining_copies(cursor, *, subject_ids, patterns, vectors, facts, texts) -> dict[str, set]:
+def _remaining_copies(cursor, *, tenant_id: int, subject_ids, patterns, vectors, facts, texts) -> dict[str, set]:
     """Memories (and, for text, events) of the subjects that still state what a forget took:
     the same text, a near-identical memory (by embedding), a paraphrase (similar, and carrying
     most of a forgotten statement's content words), or another memory of the same attribute with
     the same value. Returns ids per kind of copy."""
     found: dict[str, set] = {name: set() for name in COPY_CHECKS}
     if patterns:
-        cursor.execute("SELECT id FROM memoryapp_event WHERE subject_id = ANY(%s) AND "
-                       "(content ILIKE ANY(%s) OR metadata::text ILIKE ANY(%s))", [subject_ids, patterns, patterns])
+        cursor.execute("SELECT id FROM memoryapp_event WHERE tenant_id = %s AND subject_id = ANY(%s) AND "
+                       "(content ILIKE ANY(%s) OR metadata::text ILIKE ANY(%s))",
+                       [tenant_id, subject_ids, patterns, patterns])
         found["text:event"] = {("event", row[0]) for row in cursor.fetchall()}
-        cursor.execute("SELECT id FROM memoryapp_memory WHERE subject_id = ANY(%s) AND NOT erasing "
-                       "AND (statement ILIKE ANY(%s) OR metadata::text ILIKE ANY(%s))", [subject_ids, patterns, patterns])
+        cursor.execute("SELECT id FROM memoryapp_memory WHERE tenant_id = %s AND subject_id = ANY(%s) AND NOT erasing "
+                       "AND (statement ILIKE ANY(%s) OR metadata::text ILIKE ANY(%s))",
+                       [tenant_id, subject_ids, patterns, patterns])
         found["text:memory"] = {row[0] for row in cursor.fetchall()}
     if vectors:
         cursor.execute(
             "SELECT m.id, m.statement, max(1 - (m.embedding <=> v)) FROM memoryapp_memory m "
-            "CROSS JOIN unnest(%s::vector[]) v WHERE m.subject_id = ANY(%s) AND NOT m.erasing "
+            "CROSS JOIN unnest(%s::vector[]) v WHERE m.tenant_id = %s AND m.subject_id = ANY(%s) AND NOT m.erasing "
             "AND m.embedding IS NOT NULL AND m.embedding <=> v < %s GROUP BY m.id, m.statement",
-            [[_vector_text(v) for v in vectors], subject_ids, 1 - PARAPHRASE_SIMILARITY],
+            [[_vector_text(v) for v in vectors], tenant_id, subject_ids, 1 - PARAPHRASE_SIMILARITY],
         )
         forgotten = [(content_words(t), marked_words(t)) for t in texts]
         forgotten = [(words, marked) for words, marked in forgotten if len(words) >= 2]
@@ -555,10 +557,10 @@ def _remaining_copies(cursor, *, subject_ids, patterns, vectors, facts, texts) -
                 found["paraphrase:memory"].add(memory_id)
     for key, value in facts:
         cursor.execute(
-            "SELECT id FROM memoryapp_memory WHERE subject_id = ANY(%s) AND NOT erasing AND key = %s "
+            "SELECT id FROM memoryapp_memory WHERE tenant_id = %s AND subject_id = ANY(%s) AND NOT erasing AND key = %s "
             "AND status IN ('active', 'superseded', 'pending_approval') "
             "AND (metadata->>'value' ILIKE %s OR statement ILIKE %s)",
-            [subject_ids, key, _like_escape(value), "%" + _like_escape(value) + "%"],
+            [tenant_id, subject_ids, key, _like_escape(value), "%" + _like_escape(value) + "%"],
         )
         found["same_fact:memory"] |= {row[0] for row in cursor.fetchall()}
     return found
@@ -580,41 +582,37 @@ def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, 
     patterns = ["%" + s.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_") + "%" for s in strings]
     with transaction.atomic():
         tenant_activate(tenant=tenant)
-        checks = [
-            ("memories", "SELECT count(*) FROM memoryapp_memory WHERE id = ANY(%s::uuid[])", [memory_ids]),
-            ("events", "SELECT count(*) FROM memoryapp_event WHERE id = ANY(%s::uuid[])", [event_ids]),
-            ("evidence_links",
-             "SELECT count(*) FROM memoryapp_memoryevidence WHERE memory_id = ANY(%s::uuid[]) "
-             "OR event_id = ANY(%s::uuid[])", [memory_ids, event_ids]),
-            ("lineage_links",
-             "SELECT count(*) FROM memoryapp_memorylineage WHERE derived_id = ANY(%s::uuid[]) "
-             "OR source_id = ANY(%s::uuid[])", [memory_ids, memory_ids]),
-            ("read_audit_refs", "SELECT count(*) FROM memoryapp_readaudit WHERE memory_ids && %s::uuid[]",
-             [memory_ids]),
-            ("audit_payloads",
-             "SELECT count(*) FROM memoryapp_auditentry WHERE memory_id = ANY(%s::uuid[]) "
-             "AND (before IS NOT NULL OR after IS NOT NULL)", [memory_ids]),
-            ("idempotency_records",
-             f"SELECT count(*) FROM memoryapp_idempotencyrecord r WHERE r.tenant_id = %s AND {_NAMES_ANY_ID}",
-             [tenant.pk, memory_ids]),
+        # (name, rows as `t`, condition, params): counted among the tenant's rows only. Row-level
+        # security would filter them anyway; the explicit tenant_id lets Citus route each count
+        # to one shard (docs/scaling.md).
+        counted = [
+            ("memories", "memoryapp_memory t", "id = ANY(%s::uuid[])", [memory_ids]),
+            ("events", "memoryapp_event t", "id = ANY(%s::uuid[])", [event_ids]),
+            ("evidence_links", "memoryapp_memoryevidence t", "memory_id = ANY(%s::uuid[]) OR event_id = ANY(%s::uuid[])",
+             [memory_ids, event_ids]),
+            ("lineage_links", "memoryapp_memorylineage t", "derived_id = ANY(%s::uuid[]) OR source_id = ANY(%s::uuid[])",
+             [memory_ids, memory_ids]),
+            ("read_audit_refs", "memoryapp_readaudit t", "memory_ids && %s::uuid[]", [memory_ids]),
+            ("audit_payloads", "memoryapp_auditentry t",
+             "memory_id = ANY(%s::uuid[]) AND (before IS NOT NULL OR after IS NOT NULL)", [memory_ids]),
+            ("idempotency_records", "memoryapp_idempotencyrecord t", _NAMES_ANY_ID, [memory_ids]),
             # A speaker's name stays with a subject only while one of its events is theirs.
-            ("speakers_without_events",
-             "SELECT count(*) FROM memoryapp_subject s CROSS JOIN LATERAL unnest(s.speakers) sp(name) "
-             "WHERE s.external_id = %s AND NOT EXISTS (SELECT 1 FROM memoryapp_event e "
-             "WHERE e.subject_id = s.id AND e.tenant_id = s.tenant_id AND e.speaker = sp.name)", [subject_ref]),
+            ("speakers_without_events", "memoryapp_subject t CROSS JOIN LATERAL unnest(t.speakers) sp(name)",
+             "t.external_id = %s AND NOT EXISTS (SELECT 1 FROM memoryapp_event e "
+             "WHERE e.subject_id = t.id AND e.tenant_id = t.tenant_id AND e.speaker = sp.name)", [subject_ref]),
         ]
         if scope == "subject":
-            checks += [
-                ("subject", "SELECT count(*) FROM memoryapp_subject WHERE external_id = %s", [subject_ref]),
-                ("export_files", "SELECT count(*) FROM memoryapp_exportfile WHERE subject_ref = %s", [subject_ref]),
-                ("signin_links", "SELECT count(*) FROM memoryapp_signinlink WHERE subject_ref = %s", [subject_ref]),
-                ("read_audit_rows", "SELECT count(*) FROM memoryapp_readaudit WHERE subject_ref = %s", [subject_ref]),
-                ("audit_payloads_subject",
-                 "SELECT count(*) FROM memoryapp_auditentry WHERE subject_row_id = %s "
-                 "AND (before IS NOT NULL OR after IS NOT NULL)", [subject_row_id]),
-                ("jobs", "SELECT count(*) FROM memoryapp_job WHERE subject_ref = %s AND kind <> 'deletion'",
-                 [subject_ref]),
+            counted += [
+                ("subject", "memoryapp_subject t", "external_id = %s", [subject_ref]),
+                ("export_files", "memoryapp_exportfile t", "subject_ref = %s", [subject_ref]),
+                ("signin_links", "memoryapp_signinlink t", "subject_ref = %s", [subject_ref]),
+                ("read_audit_rows", "memoryapp_readaudit t", "subject_ref = %s", [subject_ref]),
+                ("audit_payloads_subject", "memoryapp_auditentry t",
+                 "subject_row_id = %s AND (before IS NOT NULL OR after IS NOT NULL)", [subject_row_id]),
+                ("jobs", "memoryapp_job t", "subject_ref = %s AND kind <> 'deletion'", [subject_ref]),
             ]
+        checks = [(name, f"SELECT count(*) FROM {source} WHERE t.tenant_id = %s AND ({condition})",
+                   [tenant.pk, *params]) for name, source, condition, params in counted]
         subject_ids = [int(i) for i in subject_ids]
         # The erased text, wherever a copy could live: rows of this subject (or naming the erased
         # ids) and the tenant-wide stores of answers and exports. Each query returns the text
@@ -656,7 +654,7 @@ def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, 
                     if found:
                         residue[name] = residue.get(name, 0) + found
             if scope == "memory" and subject_ids:
-                copies = _remaining_copies(cursor, subject_ids=subject_ids, patterns=patterns, vectors=vectors,
+                copies = _remaining_copies(cursor, tenant_id=tenant.pk, subject_ids=subject_ids, patterns=patterns, vectors=vectors,
                                            facts=facts, texts=strings)
         for name, ids in copies.items():
             if ids:

@@ -249,7 +249,7 @@ def run(args) -> dict:
                 if args.dump and trace.get("sig") is not None:
                     dump.write(json.dumps(dump_record(trace, evidence, turns, question, attr, changed, when)) + "\n")
                 built = context_build(tenant=tenant, subject_ref=subject, query=question, token_budget=1000)
-            qvec = embeddings.embed_text(question)
+            qvec = embeddings.embed_text(question, partition=None)
             plain = list(np.argsort(-(raw @ qvec)))
             for k in KS:
                 shown = set().union(*[evidence.get(h.memory.pk, set()) for h in hits[:k]]) if hits else set()

@@ -122,9 +122,10 @@ def _cache_size() -> int:
     return settings.MEMORY_EMBEDDING_CACHE_SIZE
 
 
-def embed_text(text: str, *, partition: int | None = None) -> np.ndarray:
+def embed_text(text: str, *, partition: int | None) -> np.ndarray:
     """One text's vector, from the cache when this partition (the caller's tenant) embedded the
-    same text recently."""
+    same text recently. The partition is required so that no caller shares a cache bucket with
+    every tenant by forgetting it; None is for code that serves no tenant (benchmarks, tests)."""
     size = _cache_size()
     if size <= 0:
         return embed_texts([text])[0]

@@ -9,7 +9,8 @@ In the database:
 - each foreign key between tenant tables becomes (tenant_id, x_id) -> (tenant_id, id), added
   NOT VALID (no scan, a brief lock) and validated by 0016 without blocking writes. They are
   DEFERRABLE INITIALLY DEFERRED and NO ACTION, like the constraints Django made: deletes and SET
-  NULL are still done by Django's collector, in the order it always used.
+  NULL are done by the application (Django's collector; the erasure's own set-based statements
+  in services/erasure.py since 2026-12-03), and only the state at commit must be consistent.
 
 In the ORM: `id` stays the primary key of each model and the foreign keys keep their single
 column; they become db_constraint=False, which drops Django's single-column constraint (it needs

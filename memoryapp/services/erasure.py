@@ -25,6 +25,7 @@ What goes, per scope:
 The receipt (the job's result) counts what was removed by kind and reports a verification that
 looks for what should be gone, by id and by content; it never holds the content itself.
 """
+import json
 import logging
 import re
 import uuid
@@ -54,8 +55,11 @@ BATCH_SIZE = 2000
 ERASURE_ACTOR = Actor("worker", "erasure")
 # Content shorter than this is not searched for: "ok" or "yes" would be found everywhere.
 MIN_SEARCH_LENGTH = 8
-# The verification searches for at most this many captured strings (the longest first).
-MAX_SEARCH_STRINGS = 2000
+# The verification searches every captured string up to this many (the longest first): a
+# subject at the default cap (10,000 memories and their events) is searched whole. The copy
+# checks of a forget match by ILIKE and take the longest MAX_LIKE_PATTERNS of them.
+MAX_SEARCH_STRINGS = 20000
+MAX_LIKE_PATTERNS = 2000
 # A memory this close (cosine) to a forgotten one says the same thing in other words: a copy.
 NEAR_COPY_SIMILARITY = 0.95
 
@@ -248,33 +252,41 @@ def _vector_text(vector) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in list(vector)) + "]"
 
 
-# A stored answer names a memory by its public id (mem_<hex>) or, rarely, its UUID. Every
-# uuid-shaped token of the answer is read once and compared with the erased ids: linear in the
-# answers' size (matching two ILIKE patterns per erased id cost answers x ids).
-_UUID_TOKEN = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
-_NAMES_ANY_ID = (
-    f"EXISTS (SELECT 1 FROM regexp_matches(t.response::text, '{_UUID_TOKEN}', 'g') AS token(match) "
-    "WHERE replace(token.match[1], '-', '')::uuid = ANY(%s::uuid[]))"
-)
+# A stored answer names a memory by its public id (mem_<hex>) or, rarely, its UUID (in any
+# case). The answers are read once and searched for every erased id's two forms at once (an
+# Aho-Corasick automaton: exact substrings, as ILIKE '%id%' matched, without ILIKE's cost of
+# answers x ids).
+def _answers_naming(cursor, *, tenant_id: int, memory_ids) -> list[int]:
+    """Ids of the tenant's idempotency records whose stored answer names one of `memory_ids`."""
+    if not memory_ids:
+        return []
+    forms = [form for i in memory_ids for form in (uuid.UUID(str(i)).hex, str(uuid.UUID(str(i))))]
+    searched = text_automaton(forms)
+    cursor.execute("SELECT id, response::text FROM memoryapp_idempotencyrecord WHERE tenant_id = %s", [tenant_id])
+    return [pk for pk, response in cursor.fetchall() if text_contains(searched, response)]
 
 
 def _idempotency_delete_naming(*, tenant: Tenant, memory_ids: list) -> int:
-    if not memory_ids:
-        return 0
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"DELETE FROM memoryapp_idempotencyrecord t WHERE t.tenant_id = %s AND {_NAMES_ANY_ID}",
-            [tenant.pk, uuid_array(memory_ids)],
-        )
+        naming = _answers_naming(cursor, tenant_id=tenant.pk, memory_ids=memory_ids)
+        if not naming:
+            return 0
+        cursor.execute("DELETE FROM memoryapp_idempotencyrecord WHERE tenant_id = %s AND id = ANY(%s)",
+                       [tenant.pk, naming])
         return cursor.rowcount
 
 
 def text_automaton(strings):
-    """An Aho-Corasick automaton of `strings`, lowercased: text_contains then reads a text once,
-    whatever the number of strings (ILIKE ANY read it once per string)."""
+    """An Aho-Corasick automaton of `strings`, lowercased, each also as it reads inside JSON (a
+    quote, backslash or line break escaped: jsonb's text and the export files hold them so):
+    text_contains then reads a text once, whatever the number of strings (ILIKE ANY read it
+    once per string, and never found an escaped copy)."""
     automaton = ahocorasick.Automaton()
     for string in strings:
         automaton.add_word(string.lower(), True)
+        in_json = json.dumps(string, ensure_ascii=False)[1:-1]
+        if in_json != string:
+            automaton.add_word(in_json.lower(), True)
     automaton.make_automaton()
     return automaton
 
@@ -426,7 +438,7 @@ def _erase_memories(*, tenant: Tenant, job: Job) -> tuple[dict, set, dict]:
             Subject.objects.filter(tenant=tenant, pk__in=subject_ids).values_list("external_id", flat=True)
         ) | {job.subject_ref}
         # Kept for the check that no copy remains: the vectors of what goes (never stored).
-        vectors = [row[4] for row in doomed if row[4] is not None][:MAX_SEARCH_STRINGS]
+        vectors = [row[4] for row in doomed if row[4] is not None][:MAX_LIKE_PATTERNS]
         facts = sorted({(row[5], str(row[6].get("value")).strip()) for row in doomed
                         if row[5] and isinstance(row[6], dict) and len(str(row[6].get("value") or "").strip()) >= 3})
         job_progress(job_id=job.id, done=0, total=len(ids) + len(event_ids))
@@ -576,10 +588,11 @@ def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, 
     place found (never the text) and `passed`."""
     residue: dict[str, int] = {}
     ids_searched = len(memory_ids) + len(event_ids)
+    erased_memories = list(memory_ids)
     memory_ids = uuid_array(memory_ids)
     event_ids = uuid_array(event_ids)
     strings = sorted(texts, key=len, reverse=True)[:MAX_SEARCH_STRINGS]
-    patterns = ["%" + s.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_") + "%" for s in strings]
+    patterns = ["%" + _like_escape(s) + "%" for s in strings[:MAX_LIKE_PATTERNS]]
     with transaction.atomic():
         tenant_activate(tenant=tenant)
         # (name, rows as `t`, condition, params): counted among the tenant's rows only. Row-level
@@ -595,7 +608,6 @@ def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, 
             ("read_audit_refs", "memoryapp_readaudit t", "memory_ids && %s::uuid[]", [memory_ids]),
             ("audit_payloads", "memoryapp_auditentry t",
              "memory_id = ANY(%s::uuid[]) AND (before IS NOT NULL OR after IS NOT NULL)", [memory_ids]),
-            ("idempotency_records", "memoryapp_idempotencyrecord t", _NAMES_ANY_ID, [memory_ids]),
             # A speaker's name stays with a subject only while one of its events is theirs.
             ("speakers_without_events", "memoryapp_subject t CROSS JOIN LATERAL unnest(t.speakers) sp(name)",
              "t.external_id = %s AND NOT EXISTS (SELECT 1 FROM memoryapp_event e "
@@ -646,6 +658,9 @@ def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, 
                 found = int(cursor.fetchone()[0])
                 if found:
                     residue[name] = residue.get(name, 0) + found
+            naming = _answers_naming(cursor, tenant_id=tenant.pk, memory_ids=erased_memories)
+            if naming:
+                residue["idempotency_records"] = len(naming)
             if strings:
                 searched = text_automaton(strings)
                 for name, sql, params in text_checks:
@@ -660,7 +675,7 @@ def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, 
             if ids:
                 residue[name] = len(ids)
         copy_ids = sorted({i for ids in copies.values() for i in ids if isinstance(i, uuid.UUID)}, key=str)
-    checked = {name for name, _, _ in checks} | {name for name, _, _ in text_checks if strings} | set(COPY_CHECKS if scope == "memory" and subject_ids else ())
+    checked = {name for name, _, _ in checks} | {"idempotency_records"} | {name for name, _, _ in text_checks if strings} | set(COPY_CHECKS if scope == "memory" and subject_ids else ())
     return {
         "passed": not residue,
         # Which memories still say what was forgotten (ids only), for the person to act on.

@@ -388,3 +388,73 @@ def test_forget_leaves_survivors_pointing_at_nothing_rather_than_at_an_erased_me
         survivors = {m.pk: m for m in Memory.objects.filter(subject__external_id="alice")}
         assert set(survivors) == {newer.pk, proposal.pk}
         assert survivors[newer.pk].superseded_by_id is None and survivors[proposal.pk].proposal_for_id is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_verification_finds_an_id_inside_other_hex_and_text_escaped_in_json(tenant_a, actor):
+    # An erased id right after another hex digit (an uuid-token scan would misalign there) and
+    # a statement with quotes and a line break, which JSON stores escaped.
+    from memoryapp.services.audit import audit_record
+
+    text = 'Rue said "call me Ruthie"\nand nobody else.'
+    doomed = write(tenant_a, "rue", text, actor)
+    job = run(tenant_a, subject_erase_request(tenant=tenant_a, subject_ref="rue", actor=actor))
+    assert job.result["verification"]["passed"] is True
+    with as_tenant(tenant_a):
+        audit_record(tenant=tenant_a, actor=actor, action="note", subject_ref="rue",
+                     subject_row_id=job.params["subject_row_id"], details={"copied": text})
+        IdempotencyRecord.objects.create(tenant=tenant_a, scope="POST /api/v1/memories", key="a", request_hash="h",
+                                         status_code=201, response={"trace": f"a{doomed.pk.hex}"})
+
+    verification = erasure.erasure_verify(
+        tenant=tenant_a, subject_ref="rue", subject_row_id=job.params["subject_row_id"], scope="subject",
+        texts={text}, memory_ids=[doomed.pk], event_ids=[])
+
+    assert verification["residue"] == {"text:audit": 1, "idempotency_records": 1}
+    with as_tenant(tenant_a):
+        assert erasure._idempotency_delete_naming(tenant=tenant_a, memory_ids=[doomed.pk]) == 1
+
+
+@pytest.mark.django_db(transaction=True, databases=["default", "owner"])
+def test_erasure_in_batches_of_one_leaves_no_link_behind(tenant_a, actor, monkeypatch):
+    # Lineage, supersession and evidence that span batches: each batch must leave the deferred
+    # foreign keys consistent at its own commit, whatever the order the memories come in.
+    monkeypatch.setattr(erasure, "BATCH_SIZE", 1)
+    events = append(tenant_a, "mo", actor, ("e-1", "user", "Mo moved to Quimper in spring.", "s-1"),
+                    ("e-2", "user", "Mo now lives in Brest instead.", "s-1"))
+    with as_tenant(tenant_a):
+        extraction = Job.objects.get(kind="extraction")
+    assert run(tenant_a, extraction).status == "succeeded"
+    old = write(tenant_a, "mo", "Mo's dentist is Dr Quenelle.", actor, key="user:dentist")
+    new = write(tenant_a, "mo", "Mo's dentist is Dr Brioche now.", actor, key="user:dentist")
+    write(tenant_a, "mo", "Digest: Mo changed dentist.", actor, source_kind="system", memory_type="episodic",
+          derived_from=[old, new])
+    with as_tenant(tenant_a):
+        assert Memory.objects.get(pk=old.pk).superseded_by_id == new.pk
+        total = Memory.objects.filter(subject__external_id="mo").count()
+
+    job = run(tenant_a, subject_erase_request(tenant=tenant_a, subject_ref="mo", actor=actor))
+
+    assert job.status == "succeeded", job.error
+    assert job.result["verification"]["passed"] is True, job.result["verification"]
+    assert job.result["removed"]["memories"] == total and job.result["removed"]["events"] == len(events)
+    assert job.result["removed"]["lineage_links"] == 2
+    residue = [hit for hit in scan_every_table(["Quimper", "Quenelle", "Brioche"], tenant_a.pk)
+               if (hit[0], hit[1]) not in ALLOWED]
+    assert residue == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_another_subjects_memory_citing_an_erased_event_keeps_only_a_null_source(tenant_a, actor):
+    events = append(tenant_a, "ann", actor, ("e-1", "user", "Ann and Bo adopted a greyhound called Pip.", "s-1"))
+    with as_tenant(tenant_a):
+        event = Event.objects.get(pk=events[0].pk)
+    bos = write(tenant_a, "bo", "Bo has a greyhound called Pip.", actor, source_event=event)
+
+    job = run(tenant_a, subject_erase_request(tenant=tenant_a, subject_ref="ann", actor=actor))
+
+    assert job.status == "succeeded", job.error
+    with as_tenant(tenant_a):
+        survivor = Memory.objects.get(pk=bos.pk)
+        assert survivor.source_event_id is None
+        assert not Event.objects.filter(pk=event.pk).exists()

@@ -44,7 +44,7 @@ def test_reindex_stopped_halfway_is_continued_by_a_rerun(tenant_a, actor):
     with as_tenant(tenant_a):
         for memory in Memory.objects.all():
             assert memory.embedding_version == embeddings.EMBEDDING_VERSION
-            expected = embeddings.embed_text(memory.statement)
+            expected = embeddings.embed_text(memory.statement, partition=None)
             assert float(np.dot(np.asarray(memory.embedding), expected)) > 0.999
     # Nothing left: a third run does nothing.
     assert run(tenant_a, reindex_request(tenant=tenant_a, actor=actor)).result["reembedded"] == 0

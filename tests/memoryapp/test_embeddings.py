@@ -28,9 +28,9 @@ def test_service_embeds_with_onnx_runtime_by_default():
 
 def test_cached_text_gives_the_same_vector_and_callers_cannot_change_the_cache():
     text = "a sentence only this test embeds, twice"
-    first = embeddings.embed_text(text)
+    first = embeddings.embed_text(text, partition=None)
     first[:] = 0  # a caller that changes its copy must not change what the next caller gets
-    second = embeddings.embed_text(text)
+    second = embeddings.embed_text(text, partition=None)
     fresh = embeddings.embed_texts([text])[0]
     assert np.array_equal(second, fresh)
 
@@ -38,7 +38,7 @@ def test_cached_text_gives_the_same_vector_and_callers_cannot_change_the_cache()
 def test_cache_keeps_at_most_its_size(settings):
     settings.MEMORY_EMBEDDING_CACHE_SIZE = 3
     for i in range(10):
-        embeddings.embed_text(f"cache bound test {i}")
+        embeddings.embed_text(f"cache bound test {i}", partition=None)
     assert len(embeddings._cache) <= 3
     # Keyed by a digest: the cache never holds a person's words.
     assert all(isinstance(key, bytes) and len(key) == 16 for key in embeddings._cache)
@@ -49,10 +49,10 @@ def test_a_cached_vector_is_dropped_once_its_time_is_up(monkeypatch, settings):
     embeddings._cache.clear()
     clock = [1000.0]
     monkeypatch.setattr(embeddings.time, "monotonic", lambda: clock[0])
-    embeddings.embed_text("the user rides a Brompton")
+    embeddings.embed_text("the user rides a Brompton", partition=None)
     assert len(embeddings._cache) == 1
     clock[0] += embeddings.CACHE_SECONDS + 1
-    embeddings.embed_text("something else entirely")
+    embeddings.embed_text("something else entirely", partition=None)
     assert len(embeddings._cache) == 1  # the first text's vector is gone, not merely unused
 
 

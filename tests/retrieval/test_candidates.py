@@ -20,7 +20,7 @@ def signals(tenant, subject, query, **kw):
         tenant_activate(tenant=tenant)
         now = datetime.now(timezone.utc)
         return search_signals(tenant=tenant, subject_ref=subject, query=query,
-                              query_embedding=embeddings.embed_text(query), as_of=now, now=now,
+                              query_embedding=embeddings.embed_text(query, partition=None), as_of=now, now=now,
                               statuses=[Memory.Status.ACTIVE], include_superseded=False, **kw)
 
 

@@ -10,7 +10,7 @@ from memoryapp.services.memories import MemoryDraft, memory_write
 
 
 def routed(question: str) -> dict:
-    return dict(keys_for_query(embeddings.embed_text(question)))
+    return dict(keys_for_query(embeddings.embed_text(question, partition=None)))
 
 
 @pytest.mark.parametrize("question, key", [
@@ -24,7 +24,7 @@ def routed(question: str) -> dict:
     ("am I allergic to anything", "user:allergy:"),
 ])
 def test_a_question_about_an_attribute_routes_to_its_key_first(question, key):
-    keys = keys_for_query(embeddings.embed_text(question))
+    keys = keys_for_query(embeddings.embed_text(question, partition=None))
     assert keys and keys[0] == (key, 1.0)
 
 

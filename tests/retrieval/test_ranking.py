@@ -251,6 +251,6 @@ def test_a_memory_asks_something_when_a_question_mark_ends_a_clause(tenant_a, ac
     with transaction.atomic():
         tenant_activate(tenant=tenant_a)
         now = datetime.now(timezone.utc)
-        sig = search_signals(tenant=tenant_a, subject_ref="alice", query="x", query_embedding=embeddings.embed_text("x"),
+        sig = search_signals(tenant=tenant_a, subject_ref="alice", query="x", query_embedding=embeddings.embed_text("x", partition=None),
                              as_of=now, now=now, statuses=[Memory.Status.ACTIVE], include_superseded=False)
     assert sig.ids == [memory.pk] and bool(sig.asks[0]) is asks

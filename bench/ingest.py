@@ -11,7 +11,7 @@ per-job split (claiming, waiting for embeddings, writing) is printed from its lo
 Runs in its own database (bench_ingest) and its own redis-server on a temporary socket.
 
     .venv/bin/python bench/ingest.py [--events 2000] [--subjects 4] [--keep] [--worker-torch-threads 1]
-                                     [--texts chat|locomo]
+                                     [--texts chat|locomo] [--worker-concurrency 2]
 """
 from __future__ import annotations
 
@@ -77,7 +77,8 @@ def database_url(name: str = DB_NAME) -> str:
     return f"postgresql://{quote(owner['USER'] or '', safe='')}:{quote(owner['PASSWORD'] or '', safe='')}@{host}{port}/{name}{query}"
 
 
-def start_worker(redis_url: str, log: Path, torch_threads: int | None, database: str = DB_NAME) -> subprocess.Popen:
+def start_worker(redis_url: str, log: Path, torch_threads: int | None, database: str = DB_NAME,
+                 concurrency: int = 1) -> subprocess.Popen:
     from django.conf import settings
 
     env = {**os.environ, "DATABASE_URL": database_url(database), "MEMORY_DB_APP_USER": settings.DB_APP_USER,
@@ -88,7 +89,8 @@ def start_worker(redis_url: str, log: Path, torch_threads: int | None, database:
     celery = str(Path(sys.executable).with_name("celery"))
     out = open(log, "ab")
     process = subprocess.Popen(
-        [celery, "-A", "workers.celery", "worker", "-Q", "extraction,maintenance,erasure", "--pool=solo",
+        [celery, "-A", "workers.celery", "worker", "-Q", "extraction,maintenance,erasure",
+         *(["--pool=solo"] if concurrency == 1 else ["--pool=prefork", f"--concurrency={concurrency}"]),
          "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=INFO", "-n", "bench@%h"],
         cwd=PROJECT_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
     )
@@ -188,7 +190,8 @@ def run(args) -> None:
     app.conf.broker_url = redis_url
     worker = None
     try:
-        worker = start_worker(redis_url, workdir / "worker.log", args.worker_torch_threads)
+        worker = start_worker(redis_url, workdir / "worker.log", args.worker_torch_threads,
+                              concurrency=args.worker_concurrency)
         tenant = tenant_create(slug=f"ingest-{int(time.time())}")
         actor = Actor("system", "bench")
         base = datetime.now(dt_timezone.utc) - timedelta(days=1)
@@ -245,7 +248,7 @@ def run(args) -> None:
             print(f"embedder raw:          {rate:8.1f} sentences/s (embed_texts, this process, {n} torch "
                   f"thread{'s' if n > 1 else ''}; {raw_before[n]:.1f} before the run, {raw_after[n]:.1f} after)")
         print(f"end to end (worker):   {e2e:8.1f} events/s (accepted -> extracted, embedded, searchable; worker "
-              f"torch threads: {args.worker_torch_threads or 'default'})")
+              f"torch threads: {args.worker_torch_threads or 'default'}, processes: {args.worker_concurrency})")
         print(f"ratio:                 {100 * e2e / raw:8.1f} %  (of the best raw rate; target >= 70%)")
         print(f"sentences embedded:    {embedded} by the worker ({embedded / len(texts):.2f} per event: the episode "
               f"and each candidate fact), so the embedder alone caps the ratio at {100 * len(texts) / embedded:.0f}%")
@@ -281,6 +284,9 @@ def main() -> None:
                         help="short generated chat turns (default) or LoCoMo's conversation turns")
     parser.add_argument("--worker-torch-threads", type=int, default=None,
                         help="TORCH_NUM_THREADS for the worker (default: torch's own, one per core, as the raw rate)")
+    parser.add_argument("--worker-concurrency", type=int, default=1,
+                        help="worker processes (1: one, in the solo pool, as runservice runs one; N: a prefork pool of N, "
+                             "so jobs of different subjects run at once)")
     run(parser.parse_args())
 
 

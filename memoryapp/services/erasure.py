@@ -252,27 +252,31 @@ def _vector_text(vector) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in list(vector)) + "]"
 
 
-# A stored answer names a memory by its public id (mem_<hex>) or, rarely, its UUID (in any
-# case). The answers are read once and searched for every erased id's two forms at once (an
-# Aho-Corasick automaton: exact substrings, as ILIKE '%id%' matched, without ILIKE's cost of
-# answers x ids).
-def _answers_naming(cursor, *, tenant_id: int, memory_ids) -> list[int]:
-    """Ids of the tenant's idempotency records whose stored answer names one of `memory_ids`."""
-    if not memory_ids:
-        return []
-    forms = [form for i in memory_ids for form in (uuid.UUID(str(i)).hex, str(uuid.UUID(str(i))))]
-    searched = text_automaton(forms)
-    cursor.execute("SELECT id, response::text FROM memoryapp_idempotencyrecord WHERE tenant_id = %s", [tenant_id])
-    return [pk for pk, response in cursor.fetchall() if text_contains(searched, response)]
+# A stored answer names a memory by its public id (mem_<hex>) or, rarely, its UUID, in any case.
+# Inside PostgreSQL, linear in the answers' text (the table is the tenant's, and can be large):
+# every run of 32 or more hex digits and hyphens, lowercased and without its hyphens, is read as
+# all its 32-digit windows, each compared with the erased ids (a hashed `= ANY`). So an id is
+# found wherever its hex or dashed form appears, also right after other hex digits, as ILIKE
+# '%id%' found it, without ILIKE's cost of answers x ids.
+_NAMES_ANY_ID = (
+    "EXISTS (SELECT 1 FROM regexp_matches(lower(t.response::text), '[0-9a-f-]{32,}', 'g') AS run(m) "
+    "CROSS JOIN LATERAL (SELECT replace(run.m[1], '-', '') AS hex) h "
+    "CROSS JOIN LATERAL generate_series(1, length(h.hex) - 31) AS k "
+    "WHERE substr(h.hex, k, 32) = ANY(%s::text[]))"
+)
+
+
+def _hex_array(memory_ids) -> str:
+    """The ids' 32-digit hex forms as one text[] literal (uuid_array's reasons)."""
+    return "{" + ",".join(uuid.UUID(str(i)).hex for i in memory_ids) + "}"
 
 
 def _idempotency_delete_naming(*, tenant: Tenant, memory_ids: list) -> int:
+    if not memory_ids:
+        return 0
     with connection.cursor() as cursor:
-        naming = _answers_naming(cursor, tenant_id=tenant.pk, memory_ids=memory_ids)
-        if not naming:
-            return 0
-        cursor.execute("DELETE FROM memoryapp_idempotencyrecord WHERE tenant_id = %s AND id = ANY(%s)",
-                       [tenant.pk, naming])
+        cursor.execute(f"DELETE FROM memoryapp_idempotencyrecord t WHERE t.tenant_id = %s AND {_NAMES_ANY_ID}",
+                       [tenant.pk, _hex_array(memory_ids)])
         return cursor.rowcount
 
 
@@ -588,7 +592,7 @@ def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, 
     place found (never the text) and `passed`."""
     residue: dict[str, int] = {}
     ids_searched = len(memory_ids) + len(event_ids)
-    erased_memories = list(memory_ids)
+    erased_hex = _hex_array(memory_ids)
     memory_ids = uuid_array(memory_ids)
     event_ids = uuid_array(event_ids)
     strings = sorted(texts, key=len, reverse=True)[:MAX_SEARCH_STRINGS]
@@ -608,6 +612,7 @@ def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, 
             ("read_audit_refs", "memoryapp_readaudit t", "memory_ids && %s::uuid[]", [memory_ids]),
             ("audit_payloads", "memoryapp_auditentry t",
              "memory_id = ANY(%s::uuid[]) AND (before IS NOT NULL OR after IS NOT NULL)", [memory_ids]),
+            ("idempotency_records", "memoryapp_idempotencyrecord t", _NAMES_ANY_ID, [erased_hex]),
             # A speaker's name stays with a subject only while one of its events is theirs.
             ("speakers_without_events", "memoryapp_subject t CROSS JOIN LATERAL unnest(t.speakers) sp(name)",
              "t.external_id = %s AND NOT EXISTS (SELECT 1 FROM memoryapp_event e "
@@ -658,9 +663,6 @@ def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, 
                 found = int(cursor.fetchone()[0])
                 if found:
                     residue[name] = residue.get(name, 0) + found
-            naming = _answers_naming(cursor, tenant_id=tenant.pk, memory_ids=erased_memories)
-            if naming:
-                residue["idempotency_records"] = len(naming)
             if strings:
                 searched = text_automaton(strings)
                 for name, sql, params in text_checks:
@@ -675,7 +677,7 @@ def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, 
             if ids:
                 residue[name] = len(ids)
         copy_ids = sorted({i for ids in copies.values() for i in ids if isinstance(i, uuid.UUID)}, key=str)
-    checked = {name for name, _, _ in checks} | {"idempotency_records"} | {name for name, _, _ in text_checks if strings} | set(COPY_CHECKS if scope == "memory" and subject_ids else ())
+    checked = {name for name, _, _ in checks} | {name for name, _, _ in text_checks if strings} | set(COPY_CHECKS if scope == "memory" and subject_ids else ())
     return {
         "passed": not residue,
         # Which memories still say what was forgotten (ids only), for the person to act on.

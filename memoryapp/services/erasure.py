@@ -43,7 +43,7 @@ from memoryapp.models import (
 )
 from memoryapp.services.audit import audit_record, audit_redact
 from memoryapp.services.jobs import job_progress
-from memoryapp.sqlarrays import uuid_array
+from memoryapp.sqlarrays import uuid_array, uuid_hex_array
 from memoryapp.actors import Actor
 from memoryapp.tenancy import tenant_activate
 
@@ -266,17 +266,12 @@ _NAMES_ANY_ID = (
 )
 
 
-def _hex_array(memory_ids) -> str:
-    """The ids' 32-digit hex forms as one text[] literal (uuid_array's reasons)."""
-    return "{" + ",".join(uuid.UUID(str(i)).hex for i in memory_ids) + "}"
-
-
 def _idempotency_delete_naming(*, tenant: Tenant, memory_ids: list) -> int:
     if not memory_ids:
         return 0
     with connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM memoryapp_idempotencyrecord t WHERE t.tenant_id = %s AND {_NAMES_ANY_ID}",
-                       [tenant.pk, _hex_array(memory_ids)])
+                       [tenant.pk, uuid_hex_array(memory_ids)])
         return cursor.rowcount
 
 
@@ -592,7 +587,7 @@ def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, 
     place found (never the text) and `passed`."""
     residue: dict[str, int] = {}
     ids_searched = len(memory_ids) + len(event_ids)
-    erased_hex = _hex_array(memory_ids)
+    erased_hex = uuid_hex_array(memory_ids)
     memory_ids = uuid_array(memory_ids)
     event_ids = uuid_array(event_ids)
     strings = sorted(texts, key=len, reverse=True)[:MAX_SEARCH_STRINGS]

@@ -202,7 +202,7 @@ def run(args) -> dict:
         dump = open(args.dump, "w")
     for override in args.relevance or []:  # exploring on dev: --relevance neighbour=0 passage=0
         name, _, value = override.partition("=")
-        retrieval.RELEVANCE[name] = type(retrieval.RELEVANCE[name])(value)
+        retrieval.RELEVANCE[name] = type(retrieval.RELEVANCE.get(name, 0.0))(value)
     logging.getLogger("memoryapp").setLevel(logging.ERROR)
     benchdb.use(args.database, create=True)
     embeddings.warm_up()
@@ -359,9 +359,10 @@ def main() -> None:
     global DATA
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=["dev", "heldout"], default="dev")
-    parser.add_argument("--data", default="blind_v1", choices=["blind_v1", "blind_v2", "blind_v3", "secrets_dev"],
+    parser.add_argument("--data", default="blind_v1", choices=["blind_v1", "blind_v2", "blind_v3", "blind_v4", "secrets_dev"],
                         help="blind_v2 and blind_v3 are held out whole (written after blind_v1's held-out split "
-                             "was seen): run them with --split heldout, never tune on them")
+                             "was seen): run them with --split heldout, never tune on them. blind_v4 has a dev "
+                             "and a held-out split, as blind_v1")
     parser.add_argument("--conversations", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--phases", nargs="+", default=["facts", "secrets"], choices=["facts", "secrets"])

@@ -15,6 +15,17 @@ class SecretFinding:
     end: int
 
 
+# A word of a seed phrase (BIP-39's words are 3 to 8 lowercase letters), and not a function word:
+# a dozen words in a row without one of these is a list of random words, not a sentence.
+_FUNCTION_WORDS = (
+    "the|and|for|but|nor|yet|with|that|this|these|those|you|your|are|was|were|have|has|had|not|all|"
+    "can|will|just|from|they|them|then|than|what|when|where|which|who|how|our|out|its|his|her|she|him|"
+    "any|too|very|been|into|onto|over|also|some|more|most|only|about|after|before|because|there|their|"
+    "would|could|should|did|does|got|get|off|per|via|each|every|other|such|own|same|here|why|while|"
+    "until|again|once|both|few|many|much|upon|like|unto|ours|mine|yours|she's|it's|let|may|might|must"
+)
+_CONTENT_WORD = rf"(?!(?:{_FUNCTION_WORDS})(?![a-z]))[a-z]{{3,8}}"
+
 # (kind, pattern). Order matters only for overlapping spans; the first match wins.
 SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("private_key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)")),
@@ -39,6 +50,10 @@ SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("basic_auth", re.compile(r"(?i)\bbasic\s+[A-Za-z0-9+/]{12,}={0,2}")),
     ("session_cookie", re.compile(r"(?i)\b(?:sessionid|session_id|session|sid|connect\.sid|PHPSESSID|JSESSIONID)=[A-Za-z0-9%._-]{16,}")),
     ("seed_phrase", re.compile(r"(?i)\b(?:seed|recovery|mnemonic|backup) (?:phrase|words)\b[^a-z\n]{0,5}(?:is|are)?[:\s]+(?:[a-z]{3,8}[ ,]+){11,23}[a-z]{3,8}")),
+    # A wallet's seed phrase whatever precedes it, in any language: twelve to twenty-four short
+    # lowercase words in a row, spaces between, and not one of them a function word: no sentence
+    # manages that, and a list is written with commas.
+    ("seed_phrase", re.compile(r"(?<![\w'’-])(?:" + _CONTENT_WORD + r" +){11,23}" + _CONTENT_WORD + r"(?![\w'’-])")),
     ("cvv", re.compile(r"(?i)\b(?:cvv|cvc|cvv2|security code on (?:the|my) card)\b(?:\s+(?:is|was))?\s*[:=]?\s*\d{3,4}\b")),
     ("bank_account", re.compile(r"(?i)\b(?:account|acct|routing|sort code)(?: number| no\.?| #)?(?:\s+(?:is|was))?\s*[:=]?\s*\d[\d -]{5,18}\d\b")),
     ("passport_number", re.compile(r"(?i)\bpassport (?:number|no\.?|#)(?:\s+(?:is|was))?\s*[:=]?\s*[A-Z0-9]{6,9}\b")),

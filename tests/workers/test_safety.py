@@ -78,6 +78,29 @@ def test_the_secret_test_set_has_at_least_30_kinds_and_each_is_detected():
     assert missed == []
 
 
+SEED = "orchard velvet plume gravel tundra beacon walnut mosaic harbor lantern fossil ember"
+
+
+@pytest.mark.parametrize("text", [
+    f"{SEED}",                                            # bare, nothing before it
+    f"hier ist meine Wortliste für das Wallet: {SEED}",    # a lead-in in another language
+    f"keep these safe for me -> {SEED} <- thanks",
+    f"{SEED} quartz meadow falcon",                       # fifteen words
+])
+def test_a_seed_phrase_is_found_whatever_precedes_it(text):
+    assert any(f.kind == "seed_phrase" and SEED in text[f.start:f.end] for f in find_secrets(text)), text
+
+
+@pytest.mark.parametrize("text", [
+    "we walked along the river bank feeding ducks bread crumbs with the kids this sunny morning",
+    "eggs, milk, bread, butter, cheese, apples, pears, onions, garlic, carrots, potatoes, rice, pasta",
+    "orchard velvet plume gravel tundra beacon walnut mosaic harbor lantern fossil",   # eleven words
+    "Orchard Velvet Plume Gravel Tundra Beacon Walnut Mosaic Harbor Lantern Fossil Ember",  # a title
+])
+def test_a_sentence_or_a_list_is_no_seed_phrase(text):
+    assert not [f for f in find_secrets(text) if f.kind == "seed_phrase"], text
+
+
 def _carries(text: str, secret: str) -> bool:
     """The secret appears in the text as a token of its own. A bare substring test fails at random
     on short secrets: the CVV "847" turns up inside audit ids and timestamps ("12:33:40.847")."""

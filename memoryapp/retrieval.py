@@ -208,8 +208,10 @@ SELECT p.id, p.sim, p.bm25, e.session_id, e.seq, e.speaker,
        e.role, (SELECT score FROM ideal) AS bm25_ideal,
        p.statement ~* %(change_cues)s AS tells_change,
        -- asks something, and says nothing of whoever asks (QUESTION_OPENS, SELF_WORDS)
-       (p.statement ~ '[?？؟]([[:space:]"'')]|$)' OR p.statement ~* %(question_opens)s)
-           AND p.statement !~* %(self_words)s AS impersonal
+       -- (a CASE, so the regular expressions run in this order, and on episodes only)
+       CASE WHEN NOT p.is_episode THEN false
+            WHEN p.statement ~ '[?？؟]([[:space:]"'')]|$)' OR p.statement ~* %(question_opens)s
+            THEN p.statement !~* %(self_words)s ELSE false END AS impersonal
 FROM pool p
 -- A memory's source event belongs to its subject (looked up by index, as in near).
 LEFT JOIN LATERAL (SELECT e.session_id, e.seq, e.speaker, e.role FROM memoryapp_event e

@@ -3,8 +3,9 @@
     .venv/bin/python bench/changing_facts_blind.py --split dev       # tune on this
     .venv/bin/python bench/changing_facts_blind.py --split heldout   # report this, never tune on it
 
-The data (bench/data/blind_v1, see its README) was written by a helper that never read the
-extractor, the safety rules or bench/changing_facts.py. Conversations are built like seed 000's
+The data (bench/data/blind_v1 by default, `--data` for the others; see each README) was written
+by helpers that never read the extractor, the safety rules or bench/changing_facts.py. blind_v1
+and blind_v4 have a dev and a held-out split; blind_v2 and blind_v3 are held out whole. Conversations are built like seed 000's
 experiment: 50 user turns (the user's name as the speaker), 8 facts about the user among small
 talk, 3 of them changed later, one question per fact at the end. Every turn goes through the
 service as an event (event_append, then the extraction job in this process, as a worker runs

@@ -1,5 +1,7 @@
 """Content the write policy refuses to remember: secrets, and instructions smuggled in as facts."""
+import functools
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from memoryapp.credentials import (
@@ -14,17 +16,6 @@ class SecretFinding:
     start: int
     end: int
 
-
-# A word of a seed phrase (BIP-39's words are 3 to 8 lowercase letters), and not a function word:
-# a dozen words in a row without one of these is a list of random words, not a sentence.
-_FUNCTION_WORDS = (
-    "the|and|for|but|nor|yet|with|that|this|these|those|you|your|are|was|were|have|has|had|not|all|"
-    "can|will|just|from|they|them|then|than|what|when|where|which|who|how|our|out|its|his|her|she|him|"
-    "any|too|very|been|into|onto|over|also|some|more|most|only|about|after|before|because|there|their|"
-    "would|could|should|did|does|got|get|off|per|via|each|every|other|such|own|same|here|why|while|"
-    "until|again|once|both|few|many|much|upon|like|unto|ours|mine|yours|she's|it's|let|may|might|must"
-)
-_CONTENT_WORD = rf"(?!(?:{_FUNCTION_WORDS})(?![a-z]))[a-z]{{3,8}}"
 
 # (kind, pattern). Order matters only for overlapping spans; the first match wins.
 SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
@@ -50,10 +41,6 @@ SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("basic_auth", re.compile(r"(?i)\bbasic\s+[A-Za-z0-9+/]{12,}={0,2}")),
     ("session_cookie", re.compile(r"(?i)\b(?:sessionid|session_id|session|sid|connect\.sid|PHPSESSID|JSESSIONID)=[A-Za-z0-9%._-]{16,}")),
     ("seed_phrase", re.compile(r"(?i)\b(?:seed|recovery|mnemonic|backup) (?:phrase|words)\b[^a-z\n]{0,5}(?:is|are)?[:\s]+(?:[a-z]{3,8}[ ,]+){11,23}[a-z]{3,8}")),
-    # A wallet's seed phrase whatever precedes it, in any language: twelve to twenty-four short
-    # lowercase words in a row, spaces between, and not one of them a function word: no sentence
-    # manages that, and a list is written with commas.
-    ("seed_phrase", re.compile(r"(?<![\w'’-])(?:" + _CONTENT_WORD + r" +){11,23}" + _CONTENT_WORD + r"(?![\w'’-])")),
     ("cvv", re.compile(r"(?i)\b(?:cvv|cvc|cvv2|security code on (?:the|my) card)\b(?:\s+(?:is|was))?\s*[:=]?\s*\d{3,4}\b")),
     ("bank_account", re.compile(r"(?i)\b(?:account|acct|routing|sort code)(?: number| no\.?| #)?(?:\s+(?:is|was))?\s*[:=]?\s*\d[\d -]{5,18}\d\b")),
     ("passport_number", re.compile(r"(?i)\bpassport (?:number|no\.?|#)(?:\s+(?:is|was))?\s*[:=]?\s*[A-Z0-9]{6,9}\b")),
@@ -125,6 +112,7 @@ def find_secrets(text: str, *, continues: bool = False, carried: bool = False) -
             if kind == "iban" and not _iban_ok(match.group()):
                 continue  # a parcel's tracking code has the shape, not the check digits
             found.append(SecretFinding(kind, *match.span()))
+    found += seed_phrases(normal)
     found += [SecretFinding(f.kind, f.start, f.end)
               for f in described_credentials(normal, _holds_secret, carried=carried or continues)]
     if continues and (finding := continued_credential(normal)) is not None:
@@ -147,6 +135,44 @@ def find_secrets(text: str, *, continues: bool = False, carried: bool = False) -
 
 
 REDACTION_MARKER = re.compile(r"\[redacted ([a-z_]+)\]")
+
+
+# A wallet's seed phrase whatever precedes it (the lead-in pattern above knows English lead-ins
+# only): SEED_WORDS words in a row, every one of them from one BIP-39 word list. The lists hold
+# 2,048 words each, so a sentence or a list of groceries with twelve words in a row all on one
+# of them is vanishingly rare, while a test on the words' shape alone took "flour sugar butter
+# eggs milk ..." and lowercase chat in many languages for seed phrases.
+SEED_WORDS = 12
+SEED_LANGUAGES = ("english", "spanish", "french", "italian", "portuguese", "czech")
+_SEED_WORD = re.compile(r"[^\W\d_]+")
+_SEED_GAP = re.compile(r"[\s,]*")  # what may stand between two words of a phrase
+
+
+@functools.cache
+def _seed_wordlists() -> tuple[frozenset, ...]:
+    from mnemonic import Mnemonic
+
+    return tuple(frozenset(unicodedata.normalize("NFC", w) for w in Mnemonic(language).wordlist)
+                 for language in SEED_LANGUAGES)
+
+
+def seed_phrases(text: str) -> list[SecretFinding]:
+    """Runs of at least SEED_WORDS words of one BIP-39 list, separated by spaces or commas."""
+    words = [(m.group().lower(), m.start(), m.end()) for m in _SEED_WORD.finditer(text)]
+    if len(words) < SEED_WORDS:
+        return []
+    found = []
+    for wordlist in _seed_wordlists():
+        run: list[tuple[str, int, int]] = []
+        for word in words + [("", len(text), len(text))]:
+            joined = run and _SEED_GAP.fullmatch(text, run[-1][2], word[1]) is not None
+            if word[0] in wordlist and (not run or joined):
+                run.append(word)
+                continue
+            if len(run) >= SEED_WORDS:
+                found.append(SecretFinding("seed_phrase", run[0][1], run[-1][2]))
+            run = [word] if word[0] in wordlist else []
+    return found
 
 
 def _holds_secret(decoded: str) -> bool:

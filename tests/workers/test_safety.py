@@ -78,24 +78,28 @@ def test_the_secret_test_set_has_at_least_30_kinds_and_each_is_detected():
     assert missed == []
 
 
-SEED = "orchard velvet plume gravel tundra beacon walnut mosaic harbor lantern fossil ember"
+SEED = "orchard velvet walnut harbor fossil canyon yellow timber tackle mango vacant noble"
 
 
 @pytest.mark.parametrize("text", [
     f"{SEED}",                                            # bare, nothing before it
     f"hier ist meine Wortliste für das Wallet: {SEED}",    # a lead-in in another language
     f"keep these safe for me -> {SEED} <- thanks",
-    f"{SEED} quartz meadow falcon",                       # fifteen words
+    f"{SEED} drift orbit ripple",                         # fifteen words
+    SEED.replace(" ", ", "),                              # written as a list
 ])
 def test_a_seed_phrase_is_found_whatever_precedes_it(text):
-    assert any(f.kind == "seed_phrase" and SEED in text[f.start:f.end] for f in find_secrets(text)), text
+    assert any(f.kind == "seed_phrase" and "orchard" in text[f.start:f.end] and "noble" in text[f.start:f.end]
+               for f in find_secrets(text)), text
 
 
 @pytest.mark.parametrize("text", [
     "we walked along the river bank feeding ducks bread crumbs with the kids this sunny morning",
-    "eggs, milk, bread, butter, cheese, apples, pears, onions, garlic, carrots, potatoes, rice, pasta",
-    "orchard velvet plume gravel tundra beacon walnut mosaic harbor lantern fossil",   # eleven words
-    "Orchard Velvet Plume Gravel Tundra Beacon Walnut Mosaic Harbor Lantern Fossil Ember",  # a title
+    "for the party we need flour sugar butter eggs milk vanilla baking powder salt cinnamon nutmeg raisins lemons",
+    "woke early made coffee fed cats watered plants read news walked dog cooked lunch napped",
+    "red orange yellow green blue indigo violet black white grey pink brown",
+    "saya mau pergi ke pasar beli sayur dan buah terus pulang masak makan siang",   # lowercase chat, Indonesian
+    "orchard velvet walnut harbor fossil canyon yellow timber tackle mango vacant",  # eleven words
 ])
 def test_a_sentence_or_a_list_is_no_seed_phrase(text):
     assert not [f for f in find_secrets(text) if f.kind == "seed_phrase"], text

@@ -203,6 +203,9 @@ def run(args) -> dict:
         dump = open(args.dump, "w")
     for override in args.relevance or []:  # exploring on dev: --relevance neighbour=0 passage=0
         name, _, value = override.partition("=")
+        if name not in retrieval.RELEVANCE:
+            print(f"note: --relevance {name} is a weight relevance_scores does not read unless code asks "
+                  "for it (a typo?)", file=sys.stderr)
         retrieval.RELEVANCE[name] = type(retrieval.RELEVANCE.get(name, 0.0))(value)
     logging.getLogger("memoryapp").setLevel(logging.ERROR)
     benchdb.use(args.database, create=True)

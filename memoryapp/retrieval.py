@@ -67,7 +67,7 @@ RELEVANCE = {
     # A statement of several clauses: its similarity is blended with its best clause's this
     # much (memoryapp/clauses.py; in SQL, so the pool's pre-score sees it too).
     "clause": 0.5,
-    # An episode that asks about the world and says nothing of its speaker keeps this much less
+    # A person's message that asks about the world and says nothing of them keeps this much less
     # of its relevance (QUESTION_OPENS below says which). Chosen on the dev splits of blind_v4 and
     # blind_v1 (k=1 current 44.4 -> 53.8 % and 59.1 -> 60.9 %) and held to LoCoMo's tune split
     # (R@10 82.8 -> 82.4, R@5 75.3 -> 75.4); 0.65 and 0.8 gained more on blind_v4 and cost
@@ -208,8 +208,9 @@ SELECT p.id, p.sim, p.bm25, e.session_id, e.seq, e.speaker,
        e.role, (SELECT score FROM ideal) AS bm25_ideal,
        p.statement ~* %(change_cues)s AS tells_change,
        -- asks something, and says nothing of whoever asks (QUESTION_OPENS, SELF_WORDS)
-       -- (a CASE, so the regular expressions run in this order, and on episodes only)
-       CASE WHEN NOT p.is_episode THEN false
+       -- (a CASE, so the regular expressions run in this order, and on the person's own
+       -- messages only: an assistant's "what's your dog called?" is about the person)
+       CASE WHEN NOT p.is_episode OR e.role IS DISTINCT FROM 'user' THEN false
             WHEN p.statement ~ '[?？؟]([[:space:]"'')]|$)' OR p.statement ~* %(question_opens)s
             THEN p.statement !~* %(self_words)s ELSE false END AS impersonal
 FROM pool p
@@ -504,17 +505,28 @@ def _answer_credit(base: np.ndarray, sig: Signals) -> np.ndarray:
 # A message that asks about the world and says nothing of the person who asks ("do tortoises
 # hibernate?", "what's the best pasta shape for pesto") answers no question about that person,
 # however well it shares the question's topic; people ask an assistant such things all day,
-# beside the one message that says which pasta they always buy. Such an episode keeps
-# 1 - RELEVANCE["impersonal"] of its relevance. Told by the language's closed classes, not by
-# phrasings: it asks (a question mark ending a clause, or a question word opening it after the
-# "Speaker: " an episode starts with) and has no first-person word (typed without the apostrophe
-# too). A statement with its subject left out ("picked up the cello instead") asks nothing, so
-# it keeps its relevance.
+# beside the one message that says which pasta they always buy. Such a message of the person's
+# (role "user") has its relevance multiplied by 1 - RELEVANCE["impersonal"]. Told by the
+# language's closed classes, not by phrasings: it asks (a question mark ending a clause, or a
+# question opening it after the "Speaker: " an episode starts with when it has a speaker) and has
+# no first-person word, in English or in the common languages whose words are plain ASCII
+# (typed without the apostrophe too). A statement with its subject left out ("picked up the
+# cello instead") asks nothing and keeps its relevance; so do "when mum visits she brings cake"
+# and "what a day": a question word opens a question only before an auxiliary (what's, how do,
+# why are, which is, how many) or, for "who" and "how", before anything.
 # (An unbounded prefix: PostgreSQL's regular expressions expand a bounded one, "{1,60}", into
 # states, which cost 40 µs a row against 3.)
-QUESTION_OPENS = (r"^([^:\n]+:\s*)?(what|whats|how|why|when|where|who|which|whose|is|are|"
-                  r"do|does|can|could|would|should|will)\y")
-SELF_WORDS = r"\y(i|me|my|mine|myself|we|us|our|ours|ourselves|im|ive)\y"
+QUESTION_OPENS = (r"^([^:\n]+:\s*)?((what|whats|when|where|which|why)('s|\s+(is|are|was|were|do|does|did|can|"
+                  r"could|would|should|will|has|have|had|to|kind|sort|type|time|about))|(who|how)\s+\w|"
+                  r"(is|are|do|does|can|could|would|should|will)\s+(it|there|this|that|these|those|the|a|an|any|"
+                  r"you|he|she|they|someone|anyone|people|everyone)\s)")
+SELF_WORDS = (r"\y(i|me|my|mine|myself|we|us|our|ours|ourselves|im|ive|lets|"
+              r"ich|mich|mir|mein|meine|meinen|meinem|meiner|meines|wir|uns|unser|unsere|"  # German
+              r"je|j|moi|mon|ma|mes|nous|notre|nos|"  # French
+              r"yo|mi|mis|nosotros|nosotras|nuestro|nuestra|nuestros|nuestras|"  # Spanish
+              r"io|mio|mia|miei|mie|noi|nostro|nostra|"  # Italian
+              r"eu|meu|minha|meus|minhas|nosso|nossa|"  # Portuguese
+              r"ik|mijn|wij|ons|onze)\y")  # Dutch
 
 
 def relevance_scores(sig: Signals, info: QueryInfo, weights: dict | None = None) -> tuple[np.ndarray, dict]:
@@ -551,8 +563,6 @@ def relevance_scores(sig: Signals, info: QueryInfo, weights: dict | None = None)
              + w.get("time", 0) * timely + answer_weight * answer)
     if keyed is not None:
         total = total + w["key"] * keyed
-    if w.get("impersonal") and sig.impersonal is not None:
-        total = np.where(sig.is_episode & sig.impersonal, total * (1 - w["impersonal"]), total)
     # Like the key boost, the period joins the normalisation only when the query names one that
     # some memory in scope fits, so other queries (and a date nothing fits) score as before.
     dated = period_match(sig, info.periods) if info.periods and w.get("period") else None
@@ -560,6 +570,8 @@ def relevance_scores(sig: Signals, info: QueryInfo, weights: dict | None = None)
         dated = None
     if dated is not None:
         total = total + w["period"] * dated
+    if w.get("impersonal") and sig.impersonal is not None:
+        total = np.where(sig.impersonal, total * (1 - w["impersonal"]), total)
     norm = w["dense"] + w["text"] + (w.get("neighbour", 0) + answer_weight) * (w["dense"] + w["text"]) \
         + w.get("speaker", 0) + w.get("time", 0) + (w["key"] if keyed is not None else 0) \
         + (w["period"] if dated is not None else 0)
@@ -791,7 +803,7 @@ def memory_search(
             "neighbour": round(float(parts["neighbour"][i]), 6), "answer": round(float(parts["answer"][i]), 6),
             "relevance": round(float(relevance[i]), 6),
             # asks about the world and says nothing of its speaker (RELEVANCE["impersonal"])
-            "impersonal": bool(sig.is_episode[i] and sig.impersonal[i]),
+            "impersonal": bool(sig.impersonal[i]),
             "recency": round(float(recency[i]), 6), "importance": memory.importance,
             "confidence": memory.confidence,
         }

@@ -21,9 +21,16 @@ IMPERSONAL = [
     "which is better for a beginner, a kayak or a canoe?",
     "Why do cats knock things off tables?",
     "the tide tables for Brighton, where are they published?",
+    "who won the league in 1998",
+    "Is there a train to Leeds after midnight",
 ]
 PERSONAL = [
     "can you recommend a podcast for the train? I commute an hour each way",
+    "When mum visits she always brings lemon cake",          # a question word, no question
+    "what a week, the dog ran off twice",
+    "Will said the game's at eight",
+    "Wo ist mein Schlüssel?",                                 # first person in another language
+    "¿Dónde dejé mis llaves?",
     "picked up the banjo again, the old one was gathering dust",  # the subject left out: no question
     "was at the climbing wall till late, my arms are dead",
     "do you think my landlord can raise the rent twice a year?",
@@ -44,6 +51,22 @@ def test_which_messages_ask_about_the_world_and_say_nothing_of_the_speaker(tenan
     told = {h.memory.source_event.content: h.details["impersonal"] for h in hits if h.memory.memory_type == "episodic"}
     assert set(told) == set(texts)
     assert {t for t, impersonal in told.items() if impersonal} == set(IMPERSONAL)
+
+
+@pytest.mark.django_db
+def test_a_speakers_name_before_the_question_and_an_assistants_question(tenant_a, actor):
+    from memoryapp.services.events import EventInput, event_append
+    from tests.workers.helpers import run_job_here
+
+    events = [EventInput("e0", "user", "how do tides work", speaker="Ana", occurred_at=T0),
+              EventInput("e1", "user", "my sister is visiting", speaker="Ana", occurred_at=T0 + timedelta(minutes=1)),
+              EventInput("e2", "assistant", "What's your sister called?", occurred_at=T0 + timedelta(minutes=2))]
+    _, job = event_append(tenant=tenant_a, subject_ref="alice", events=events, actor=actor)
+    run_job_here(tenant_a, job)
+    with as_tenant(tenant_a):
+        hits = memory_search(tenant=tenant_a, subject_ref="alice", query="anything", k=10, record_access=False)
+    told = {h.memory.source_event.content: h.details["impersonal"] for h in hits}
+    assert told == {"how do tides work": True, "my sister is visiting": False, "What's your sister called?": False}
 
 
 FACT = "we always get the veg box from Riverford, it comes on thursdays"

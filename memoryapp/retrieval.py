@@ -69,7 +69,7 @@ RELEVANCE = {
     "clause": 0.5,
     # A person's message that asks about the world and says nothing of them keeps this much less
     # of its relevance (QUESTION_OPENS below says which). Chosen on the dev splits of blind_v4 and
-    # blind_v1 (k=1 current 44.4 -> 53.8 % and 59.1 -> 60.9 %) and held to LoCoMo's tune split
+    # blind_v1 (k=1 current 44.4 -> 53.1 % and 59.1 -> 60.9 %) and held to LoCoMo's tune split
     # (R@10 82.8 -> 82.4, R@5 75.3 -> 75.4); 0.65 and 0.8 gained more on blind_v4 and cost
     # LoCoMo more (R@10 82.0 and 81.3 with the variants measured).
     "impersonal": 0.5,

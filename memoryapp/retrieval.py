@@ -71,7 +71,7 @@ RELEVANCE = {
     # of its relevance (QUESTION_OPENS below says which). Chosen on the dev splits of blind_v4 and
     # blind_v1 (k=1 current 44.4 -> 53.1 % and 59.1 -> 60.9 %) and held to LoCoMo's tune split
     # (R@10 82.8 -> 82.4, R@5 75.3 -> 75.4); 0.65 and 0.8 gained more on blind_v4 and cost
-    # LoCoMo more (R@10 82.0 and 81.3 with the variants measured).
+    # LoCoMo more (R@10 82.0 at 0.65; 81.3 at 0.8 measured together with a BM25 gate not kept).
     "impersonal": 0.5,
 }
 # Events are told about at or after they happen ("yesterday I went ..."): a memory that became
@@ -192,7 +192,10 @@ near AS (
                           AND n.session_id = e.session_id OFFSET 0) n
 ),
 pool AS MATERIALIZED (
-    SELECT s.*, r.pre, r.bm25 FROM ranked r JOIN scope s ON s.id = r.id
+    SELECT s.*, r.pre, r.bm25,
+           -- asks something: a question mark ending a clause (not one inside a URL's query)
+           s.statement ~ '[?？؟]([[:space:]"'')]|$)' AS asks
+    FROM ranked r JOIN scope s ON s.id = r.id
     WHERE r.id IN (SELECT id FROM chosen) OR r.source_event_id IN (SELECT id FROM near)
 )
 SELECT p.id, p.sim, p.bm25, e.session_id, e.seq, e.speaker,
@@ -203,15 +206,13 @@ SELECT p.id, p.sim, p.bm25, e.session_id, e.seq, e.speaker,
        CASE WHEN coalesce(e.speaker, '') = '' AND %(named)s::text IS NOT NULL THEN coalesce(
            tsvector_to_array(p.search_vector) && (SELECT array_agg(lexeme) FROM unnest(to_tsvector('english', %(named)s))),
            false) ELSE false END AS names_them,
-       -- asks something: a question mark ending a clause (not one inside a URL's query)
-       p.statement ~ '[?？؟]([[:space:]"'')]|$)' AS asks,
-       e.role, (SELECT score FROM ideal) AS bm25_ideal,
+       p.asks, e.role, (SELECT score FROM ideal) AS bm25_ideal,
        p.statement ~* %(change_cues)s AS tells_change,
        -- asks something, and says nothing of whoever asks (QUESTION_OPENS, SELF_WORDS)
        -- (a CASE, so the regular expressions run in this order, and on the person's own
        -- messages only: an assistant's "what's your dog called?" is about the person)
        CASE WHEN NOT p.is_episode OR e.role IS DISTINCT FROM 'user' THEN false
-            WHEN p.statement ~ '[?？؟]([[:space:]"'')]|$)' OR p.statement ~* %(question_opens)s
+            WHEN p.asks OR p.statement ~* %(question_opens)s
             THEN p.statement !~* %(self_words)s ELSE false END AS impersonal
 FROM pool p
 -- A memory's source event belongs to its subject (looked up by index, as in near).

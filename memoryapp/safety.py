@@ -4,6 +4,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from mnemonic import Mnemonic
+
 from memoryapp.credentials import (
     continued_credential, credential_shaped, credential_words, described_credentials, normalise, original_span,
 )
@@ -150,8 +152,6 @@ _SEED_GAP = re.compile(r"[\s,]*")  # what may stand between two words of a phras
 
 @functools.cache
 def _seed_wordlists() -> tuple[frozenset, ...]:
-    from mnemonic import Mnemonic
-
     return tuple(frozenset(unicodedata.normalize("NFC", w) for w in Mnemonic(language).wordlist)
                  for language in SEED_LANGUAGES)
 

@@ -93,6 +93,8 @@ ACCESS_STEMS = (
     "entsperr", "freischalt", "aufschlie", "offnet", "einlogg", "anmeld",
     "debloqu", "deverrouill", "desbloque", "destrav", "sblocc", "ontgrendel", "odblok", "inlogg", "zaloguj",
     "alarm",
+    # the intercom at a building's door (English, French, Italian, Polish)
+    "intercom", "interphon", "citofon", "domofon",
 )
 # Doors and lids a code opens, as whole words (a stem would find "tur" in "nature").
 ACCESS_WORDS = frozenset(

@@ -112,6 +112,14 @@ def original_span(origin: list[int], start: int, end: int, length: int) -> tuple
 
 # --- a credential word, then its value ---------------------------------------------------------
 
+# A security question's name in the common languages ("the security question was 'first pet'"
+# names the question; the answer to it is the secret).
+SECURITY_QUESTION_NAMES = (
+    r"(?:(?:security|secret)\s+questions?|questions?\s+(?:secr[eè]tes?|de\s+s[ée]curit[ée])|"
+    r"preguntas?\s+(?:secretas?|de\s+seguridad)|domand[ae]\s+(?:segret[ae]|di\s+sicurezza)|"
+    r"perguntas?\s+(?:secretas?|de\s+seguran[çc]a)|pytani[ae]\s+(?:pomocnicze|bezpiecze[ńn]stwa|zabezpieczaj[ąa]ce))"
+)
+
 CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
     ("one_time_code", re.compile(
         r"(?i)\b(?:otp|one[- ]time\s+(?:code|password|passcode|pin)|(?:verification|confirmation|security|2fa|mfa|"
@@ -139,9 +147,15 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         r"(?:secret|code|safe)\s*(?:phrase|words?)|"
         r"wi-?fi(?:\s+(?:key|password|code))?)\b")),
     # The answer to a security question, not the question ("the security question was 'first pet'").
+    # In French, Spanish, Italian, Portuguese and Polish too (German and Dutch name it in one
+    # word: credential_lexicon): the answer, up to three words before the question's name.
     ("security_answer", re.compile(
         r"(?i)\b(?:(?:security|secret|memorable)\s+(?:questions?\s+)?(?:answers?|words?|information)|"
-        r"answers?\s+to\s+(?:my|the)\s+(?:security|secret)\s+questions?)\b")),
+        r"answers?\s+to\s+(?:my|the)\s+(?:security|secret)\s+questions?|"
+        r"(?:r[ée]ponses?|respuestas?|rispost[ae]|respostas?)\s+(?:secr[eè]te?s?|secretas?|segret[ae]|"
+        r"de\s+s[ée]curit[ée]|de\s+seguridad|di\s+sicurezza|de\s+seguran[çc]a)|"
+        r"(?:r[ée]ponses?|respuestas?|rispost[ae]|respostas?|odpowied[źz]|answers?)\s+(?:[^\W\d]+\s+){0,3}?"
+        + SECURITY_QUESTION_NAMES + r")\b")),
     ("api_key", re.compile(
         r"(?i)\b(?:api\s*(?:key|token)|access\s+(?:key|token)|auth\s+token|secret(?:\s+key)?|token|"
         r"chave|cl[ée]|schl[üu]ssel|chiave|llave)\b")),
@@ -447,7 +461,7 @@ def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
 # --- the value first: "hunter2 is my password", "Pemberton is what I put for the security questions"
 
 _VALUE_FIRST_KINDS = frozenset({"password", "pin", "access_code", "security_answer", "one_time_code", "code"})
-_SECURITY_QUESTIONS = re.compile(r"(?i)\b(?:security|secret)\s+questions?\b")
+_SECURITY_QUESTIONS = re.compile(r"(?i)\b" + SECURITY_QUESTION_NAMES + r"\b")
 _POSSESSIVES = frozenset("my our the his her their your its".split())
 # "what I put for", "what we use as": the value is what someone chose for the credential.
 _CHOSE = frozenset("put use used entered typed chose chosen set gave give wrote picked".split())

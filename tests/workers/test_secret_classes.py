@@ -160,6 +160,15 @@ CREDENTIALS = [
         strict=True, reason="known miss: a security answer without the word security or secret")),
     ("Bike lock's combo - 8 3 1 7", "8 3 1 7"),
     ("I get into the work laptop with Pebble.Storm.61", "Pebble.Storm.61"),
+    # 2026-12-04: the answer to a security question named in French, Spanish, Italian,
+    # Portuguese or Polish, and a code for an intercom (none of these sentences is in a bench set)
+    ("pour la question de sécurité de la banque, ma réponse secrète est Capucine88", "Capucine88"),
+    ("la respuesta de seguridad que puse es Tortuga_Lenta", "Tortuga_Lenta"),
+    ("risposta alla domanda di sicurezza: Pinocchio1970", "Pinocchio1970"),
+    ("minha resposta para a pergunta secreta é Jabuticaba7", "Jabuticaba7"),
+    ("odpowiedź na pytanie bezpieczeństwa: Burek2005", "Burek2005"),
+    ("the intercom downstairs takes 5140 then the bell", "5140"),
+    ("kod do domofonu u babci: 1278K", "1278K"),
 ]
 
 ORDINARY = [
@@ -383,6 +392,12 @@ ORDINARY = [
     "I lost my licence key for Photoshop, the order was 204.99 dollars",
     pytest.param("the answer to question 7 is 1914", marks=pytest.mark.xfail(
         strict=True, reason="known false refusal: safety.py's security_answer pattern reads 'answer to ... question'")),
+    # security questions named without their answer, and intercoms with numbers that open nothing
+    "la question secrète de ma banque demande le nom de mon premier animal, c'est bête",
+    "la pregunta de seguridad de mi banco es ridícula, ¿la cambio?",
+    "la risposta è 42, ovviamente",
+    "the intercom in flat 12 has been broken since 2019",
+    "ordered a new intercom handset for 89 euros",
 ]
 
 

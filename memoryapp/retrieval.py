@@ -663,12 +663,16 @@ CHANGE_CUES = (r"\y(no longer|any ?more|switched|switching|changed|moved|relocat
 
 
 def _pool_rows(*, tenant: Tenant, ids: list) -> dict:
-    """id -> (embedding as text, statement) for the pool's memories: one round trip."""
-    return {row[0]: row[1:] for row in tenant_activate_and_query(
+    """id -> (embedding or None, statement) for the pool's memories: one round trip. The vector
+    comes in pgvector's binary form (vector_send: two 16-bit words, then big-endian float4s),
+    read with no parsing; as text, 30 of them took ~3 ms to parse."""
+    rows = tenant_activate_and_query(
         tenant=tenant, params={"tenant": tenant.pk, "ids": ids},
-        sql="SELECT id, embedding::text, statement FROM memoryapp_memory"
+        sql="SELECT id, vector_send(embedding), statement FROM memoryapp_memory"
             " WHERE tenant_id = %(tenant)s AND id = ANY(%(ids)s)",
-    )}
+    )
+    return {i: (None if raw is None else np.frombuffer(raw, dtype=">f4", offset=4), statement)
+            for i, raw, statement in rows}
 
 
 def answered_later(*, tenant: Tenant, sig: Signals, order: np.ndarray, weights: dict | None = None,
@@ -717,8 +721,8 @@ def answered_later(*, tenant: Tenant, sig: Signals, order: np.ndarray, weights: 
     statements = [""] * len(pool)
     for n, i in enumerate(pool):
         vector, statements[n] = rows.get(sig.ids[i], (None, ""))
-        if vector:
-            vectors[n] = np.array(vector.strip("[]").split(","), dtype=np.float32)
+        if vector is not None:
+            vectors[n] = vector
     # Centred on the pool's mean: what all of them share (the speaker's name every episode
     # starts with, the chat's style) says nothing about whether two say the same thing.
     vectors -= vectors.mean(axis=0)

@@ -166,6 +166,25 @@ def test_an_untrusted_later_statement_never_takes_a_trusted_answers_place():
     assert list(order) == [0, 1] and later == {}
 
 
+@pytest.mark.django_db
+def test_the_pools_vectors_come_back_as_stored(tenant_a, actor):
+    # answered_later compares the pool's vectors, read in pgvector's binary form.
+    from memoryapp import retrieval
+    from memoryapp.models import Memory
+    from memoryapp.services.memories import MemoryDraft, memory_write
+
+    for text in ("I prefer coffee in the morning.", "My sister lives in Porto."):
+        memory_write(tenant=tenant_a, subject_ref="alice", actor=actor, draft=MemoryDraft(statement=text))
+    with as_tenant(tenant_a):
+        stored = {m.id: (np.asarray(m.embedding, dtype=np.float32), m.statement)
+                  for m in Memory.objects.filter(tenant=tenant_a)}
+        rows = retrieval._pool_rows(tenant=tenant_a, ids=list(stored))
+    assert set(rows) == set(stored)
+    for memory_id, (vector, statement) in rows.items():
+        assert statement == stored[memory_id][1]
+        assert np.array_equal(vector, stored[memory_id][0]) and vector.shape == (retrieval.embeddings.DIMENSIONS,)
+
+
 def _near_pair(monkeypatch, *, episodes: bool):
     """Four hits: the best (0), a later statement right behind it saying much the same thing (1),
     and two unrelated ones; the vectors come from the pool's lookup, as in a search."""
@@ -179,7 +198,7 @@ def _near_pair(monkeypatch, *, episodes: bool):
     basis = np.eye(retrieval.embeddings.DIMENSIONS)
     vectors = [basis[0] + basis[1], basis[0] + 0.9 * basis[1] + 0.2 * basis[2], basis[3], basis[4]]
     monkeypatch.setattr(retrieval, "_pool_rows", lambda *, tenant, ids: {
-        i: ("[" + ",".join(str(x) for x in vectors[i]) + "]", f"statement {i}") for i in ids})
+        i: (np.asarray(vectors[i], dtype=np.float32), f"statement {i}") for i in ids})
     return retrieval.answered_later(tenant=None, sig=sig, order=np.array([0, 1, 2, 3]))
 
 

@@ -5,13 +5,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from memoryapp.actors import Actor
-from memoryapp.models import Event, Job, Subject, Tenant
+from memoryapp.models import Event, Job, Tenant
 from memoryapp.policy import DEFAULT_SOURCE_FOR_ROLE, durable_types_allowed
 from memoryapp.safety import follows_credential, redact_secrets, redact_value
 from memoryapp.services.audit import audit_record
 from memoryapp.services.jobs import job_create
-from memoryapp.services.tenants import subject_get_or_create
-from memoryapp.tenancy import tenant_activate
+from memoryapp.services.tenants import subject_locked_for_write
 
 
 # Search drops the subject's speakers' names from a query (retrieval.search_terms). Only trusted
@@ -48,9 +47,7 @@ def event_append(
     published after commit, and the sweeper re-publishes whatever is still pending. The
     subject row lock orders concurrent appends, so a concurrent duplicate is seen as one.
     """
-    tenant_activate(tenant=tenant)
-    subject = subject_get_or_create(tenant=tenant, external_id=subject_ref)
-    subject = Subject.objects.select_for_update().get(pk=subject.pk)
+    subject = subject_locked_for_write(tenant=tenant, external_id=subject_ref)
     wanted = [e.event_id for e in events]
     existing = {
         e.event_id: e for e in Event.objects.filter(subject=subject, event_id__in=wanted)
@@ -108,13 +105,14 @@ def event_append(
     subject.save(update_fields=update)
     job = job_create(
         tenant=tenant, kind=Job.Kind.EXTRACTION, subject_ref=subject_ref, total=len(fresh), actor=str(actor),
-        enqueue=False,
+        enqueue=False, subject_row_id=subject.pk,
     )
     for event in fresh:
         event.job = job
     Event.objects.bulk_create(fresh)
     audit_record(
-        tenant=tenant, actor=actor, action="events_appended", subject_ref=subject_ref, target=job.public_id,
+        tenant=tenant, actor=actor, action="events_appended", subject_ref=subject_ref, subject_row_id=subject.pk,
+        target=job.public_id,
         details={"count": len(fresh), "event_ids": [e.event_id for e in fresh][:100]},
     )
     from memoryapp.dispatch import job_enqueue_on_commit

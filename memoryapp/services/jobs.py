@@ -65,16 +65,19 @@ def job_attempt_error(*, job: Job, fate: str, final: bool) -> str:
 # raises no domain error a caller could catch and go on from.
 @transaction.atomic(savepoint=False)
 def job_create(*, tenant: Tenant, kind: str, subject_ref: str = "", params: dict | None = None,
-               total: int = 0, actor: str = "", enqueue: bool = True) -> Job:
+               total: int = 0, actor: str = "", enqueue: bool = True, subject_row_id: int | None = None) -> Job:
     """Record the job, then hand it to a worker after commit (never before: the worker must
     find the row). It names the Subject row that holds `subject_ref` now, so the next person to
-    get the id after an erasure does not see this one's jobs."""
+    get the id after an erasure does not see this one's jobs (`subject_row_id`: that row, when the
+    caller has it locked already)."""
     from memoryapp.services.audit import subject_row_for
 
     tenant_activate(tenant=tenant)
+    if subject_row_id is None:
+        subject_row_id = subject_row_for(tenant=tenant, subject_ref=subject_ref)
     job = Job.objects.create(
         tenant=tenant, kind=kind, subject_ref=subject_ref, params=params or {}, progress_total=total, actor=actor,
-        subject_row_id=subject_row_for(tenant=tenant, subject_ref=subject_ref),
+        subject_row_id=subject_row_id,
     )
     if enqueue:
         job_enqueue_on_commit(job)

@@ -1,5 +1,6 @@
 """Writing, superseding, correcting and forgetting memories. Each service is one complete state
 change in one transaction, with its audit entry and its follow-up jobs."""
+import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from memoryapp.selectors.memories import current_version
 from memoryapp.services.audit import audit_record
 from memoryapp.services.export import export_files_withdraw
 from memoryapp.services.jobs import job_create
-from memoryapp.services.tenants import subject_get_or_create
+from memoryapp.services.tenants import subject_locked_for_write
 from memoryapp.tenancy import tenant_activate
 
 EXPLICIT_EXTRACTOR_VERSION = "explicit-v1"
@@ -323,12 +324,12 @@ class _DatabaseLookup:
 
 @transaction.atomic
 def _memory_write(*, tenant, subject_ref, draft, actor, embedding, supersede) -> WriteResult:
-    tenant_activate(tenant=tenant)
-    subject = subject_get_or_create(tenant=tenant, external_id=subject_ref)
     # One writer per subject at a time: dedupe and supersession decisions need a stable view.
-    Subject.objects.select_for_update().filter(pk=subject.pk).first()
+    subject = subject_locked_for_write(tenant=tenant, external_id=subject_ref)
+    # Every entry of the write is about this subject, whose row is known.
+    record = functools.partial(audit_record, subject_row_id=subject.pk)
     return _write(tenant=tenant, subject=subject, subject_ref=subject_ref, draft=draft, actor=actor,
-                  embedding=embedding, supersede=supersede, lookup=_DatabaseLookup(), record=audit_record)
+                  embedding=embedding, supersede=supersede, lookup=_DatabaseLookup(), record=record)
 
 
 def _write(*, tenant, subject, subject_ref, draft, actor, embedding, supersede, lookup, record) -> WriteResult:

@@ -36,6 +36,20 @@ def subject_get_or_create(*, tenant: Tenant, external_id: str, kind: str = Subje
     return subject
 
 
+def subject_locked_for_write(*, tenant: Tenant, external_id: str) -> Subject:
+    """subject_get_or_create's subject, with its row locked until the transaction ends (one writer
+    per subject at a time). Found and locked in one statement when it exists, as it does for every
+    write but a person's first: four round trips fewer than getting or creating it first."""
+    tenant_activate(tenant=tenant)
+    subject = Subject.objects.select_for_update().filter(tenant=tenant, external_id=external_id).first()
+    if subject is None:
+        subject = subject_get_or_create(tenant=tenant, external_id=external_id)
+        subject = Subject.objects.select_for_update().get(pk=subject.pk)
+    if subject.status == Subject.Status.ERASING:
+        raise ApplicationError("subject_erasing", "This subject is being erased.", status=409)
+    return subject
+
+
 @transaction.atomic
 def api_key_create(*, tenant: Tenant, subject_ref: str = "", name: str = "", actor: Actor,
                    max_source: str = SourceKind.USER_EXPLICIT) -> tuple[ApiKey, str]:

@@ -1,7 +1,9 @@
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memoryapp.errors import ApplicationError
-from memoryapp.models import Event, Job
+from memoryapp.models import AuditEntry, Event, Job
 from memoryapp.services.events import EventInput, event_append
 from memoryapp.services.memories import subject_erase_request
 
@@ -50,3 +52,17 @@ def test_a_subject_being_erased_accepts_no_new_events(tenant_a, actor):
     with pytest.raises(ApplicationError) as excinfo:
         event_append(tenant=tenant_a, subject_ref="alice", actor=actor, events=[EventInput("e2", "user", "more")])
     assert excinfo.value.code == "subject_erasing"
+
+
+def test_an_append_for_a_known_subject_finds_and_locks_it_in_one_statement(tenant_a, actor):
+    event_append(tenant=tenant_a, subject_ref="alice", actor=actor, events=[EventInput("e1", "user", "hello")])
+    with CaptureQueriesContext(connection) as ctx:
+        _, job = event_append(tenant=tenant_a, subject_ref="alice", actor=actor,
+                              events=[EventInput("e2", "user", "I adopted a cat called Miso.")])
+    about_subject = [q["sql"] for q in ctx.captured_queries if 'FROM "memoryapp_subject"' in q["sql"]]
+    assert len(about_subject) == 1 and "FOR UPDATE" in about_subject[0], about_subject
+    # nor looked up again for the job's and the audit entry's subject row, which still name it
+    subject_id = Event.objects.get(tenant=tenant_a, event_id="e2").subject_id
+    assert Job.objects.get(pk=job.pk).subject_row_id == subject_id
+    assert AuditEntry.objects.filter(tenant=tenant_a, action="events_appended").latest("id").subject_row_id == subject_id
+

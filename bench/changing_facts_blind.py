@@ -363,7 +363,7 @@ def main() -> None:
     global DATA
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=["dev", "heldout"], default="dev")
-    parser.add_argument("--data", default="blind_v1", choices=["blind_v1", "blind_v2", "blind_v3", "blind_v4", "secrets_dev"],
+    parser.add_argument("--data", default="blind_v1", choices=["blind_v1", "blind_v2", "blind_v3", "blind_v4", "blind_v5", "secrets_dev"],
                         help="blind_v2 and blind_v3 are held out whole (written after blind_v1's held-out split "
                              "was seen): run them with --split heldout, never tune on them. blind_v4 has a dev "
                              "and a held-out split, as blind_v1")

@@ -144,13 +144,22 @@ UNITS = frozenset(
 _FOLD = str.maketrans({"ł": "l", "ø": "o", "ß": "ss", "æ": "ae", "œ": "oe", "đ": "d", "ı": "i"})
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "@": "a", "$": "s", "5": "s", "7": "t"})
 _PARTS = re.compile(r"[-_/]")
-_LONG = re.compile("|".join(sorted(LONG_STEMS, key=len, reverse=True)))
 
 
 def fold(word: str) -> str:
     """Lower case without accents: "Passwörter" -> "passworter", "hasłem" -> "haslem"."""
     decomposed = unicodedata.normalize("NFKD", word.lower().translate(_FOLD))
     return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+# Password and PIN in Japanese, Chinese and Korean, written without spaces around them
+# ("会社のパスワードは …"): found inside any token, folded as every word is (fold() drops the
+# kana's voicing marks, so the stems are kept in that form).
+LONG_STEMS.update({fold(word): kind for word, kind in (
+    ("パスワード", "password"), ("暗証番号", "pin"), ("密码", "password"), ("密碼", "password"),
+    ("비밀번호", "password"),
+)})
+_LONG = re.compile("|".join(sorted(LONG_STEMS, key=len, reverse=True)))
 
 
 def _possessive(folded: str) -> str:

@@ -782,6 +782,25 @@ def _bare_key_material(text: str, inner) -> list[Finding]:
     return findings
 
 
+# --- a password given to a program: a command's flag, an environment variable ------------------
+
+# MySQL's clients take the password glued to "-p" ("mysql -u root -pS3cret"); any program's
+# "--password=…" or "--password …"; the variables the PostgreSQL and MySQL clients read.
+_COMMAND_PASSWORD = re.compile(
+    r"(?i)\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)\b[^\n]*?(?<=\s)-p(?P<glued>[^\s'\"]{3,})"
+    r"|(?<![\w-])--pass(?:word)?(?:=|\s+)(?P<flag>[^\s'\"]{3,})"
+    r"|\b(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH)=(?P<env>[^\s'\"]+)"
+)
+
+
+def _given_to_a_program(text: str) -> list[Finding]:
+    findings = []
+    for match in _COMMAND_PASSWORD.finditer(text):
+        group = next(name for name in ("glued", "flag", "env") if match.group(name) is not None)
+        findings.append(Finding("password", match.start(group), match.end(group)))
+    return findings
+
+
 def described_credentials(text: str, inner, *, carried: bool = False) -> list[Finding]:
     """Credentials described in words, or hidden or bare, in `text` (normalised by the caller).
     `inner(text)` says whether a decoded base64 string holds a secret (safety.find_secrets).
@@ -789,7 +808,7 @@ def described_credentials(text: str, inner, *, carried: bool = False) -> list[Fi
     is likely its value."""
     names = credential_words(text)
     return [*_worded(text, names), *_value_first(text, names), *_scored(text, names, carried=carried),
-            *_hidden(text, inner)]
+            *_given_to_a_program(text), *_hidden(text, inner)]
 
 
 def continued_credential(text: str) -> Finding | None:

@@ -169,6 +169,14 @@ CREDENTIALS = [
     ("odpowiedź na pytanie bezpieczeństwa: Burek2005", "Burek2005"),
     ("the intercom downstairs takes 5140 then the bell", "5140"),
     ("kod do domofonu u babci: 1278K", "1278K"),
+    # 2026-12-04: a password given to a program (a client's glued flag, --password, the
+    # variables clients read), and "password" in Japanese, Chinese and Korean
+    ("can you check why mysqladmin -h db.internal -u admin -pW1ndmill_77 status hangs", "W1ndmill_77"),
+    ("backup job runs pg_dump with PGPASSWORD=Quokka-Tide-41 in the cron line", "Quokka-Tide-41"),
+    ("the deploy script calls ./sync --password Marble#Fox19 every night", "Marble#Fox19"),
+    ("家のWi-Fiのパスワードは KumoNeko2024 だよ", "KumoNeko2024"),
+    ("我的邮箱密码是 Panda!0815", "Panda!0815"),
+    ("회사 비밀번호: Seoul_Rain77", "Seoul_Rain77"),
 ]
 
 ORDINARY = [
@@ -398,6 +406,12 @@ ORDINARY = [
     "la risposta è 42, ovviamente",
     "the intercom in flat 12 has been broken since 2019",
     "ordered a new intercom handset for 89 euros",
+    # flags that take no password, and the words without a value
+    "ssh -p 2222 deploy@build-host fails since this morning",
+    "docker run -p 8080:80 nginx works but the page is blank",
+    "mysql -u root -p asks me for it, which is fine",
+    "パスワードを忘れてしまった、どうやってリセットする？",
+    "암호화폐 가격이 또 떨어졌네 2024년 최저",
 ]
 
 

@@ -555,6 +555,7 @@ _CONTEXT_REACH = 5
 _SENTENCE_REACH = 25
 _KEEP = re.compile(r"(?i)\b(?:keep|kept|hold\s+onto|hang\s+on\s+to|stash|safekeeping|remember|memori[sz]e|"
                    r"save|store|write\s+(?:it|this|that)?\s*down|note\s+(?:it|this|that)?\s*down|jot)\b")
+_PARTICLES = frozenset({"in", "on", "into", "onto"})
 _VERSION = re.compile(r"^v?\d+(?:\.\d+){1,3}[a-z]?$", re.I)
 _DECIMAL = re.compile(r"^[-+]?\d*[.,]\d+$")
 _TIME_RANGE = re.compile(r"^(\d{1,2}):?(\d{2})-(\d{1,2}):?(\d{2})$")
@@ -570,8 +571,15 @@ _ADDRESS = re.compile(r"@[\w-]+\.|://|^www\.", re.I)
 _SENTENCE_END = (".", "!", "?", ";")
 
 
+# A number with its unit glued on ("212cm", "2.5kg", "500ml", "16GB", "1080px"): a measurement.
+_MEASURE = re.compile(r"(?i)^\d+(?:[.,]\d+)?(?:mm|cm|m|km|mg|g|kg|lbs?|oz|ml|cl|dl|l|kb|mb|gb|tb|kbps|mbps|gbps|"
+                      r"hz|khz|mhz|ghz|w|kw|kwh|v|mah|px|pt|in|ft|yd|mi|mph|kph|rpm|ms|hrs?|mins?|secs?|yo|°c|°f)$")
+
+
 def _shape(value: str, previous: str) -> str | None:
     if not credential_shaped(value, previous=previous) or _VERSION.match(value) or _DECIMAL.match(value):
+        return None
+    if _MEASURE.match(value):
         return None
     if _ADDRESS.search(value):
         return None  # an e-mail address or a link is a way to reach someone, not a secret
@@ -688,9 +696,15 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
             continue  # "password manager", "PIN pad", "kod pocztowy" name other things
         named[max(0, bisect.bisect_right(starts, start) - 1)] = kind
     access = {i for i, (_, word, _) in enumerate(words) if is_access_word(word)}
+    # A phrase ending in its particle right before a number ("signed in 1648", "logged on 2019")
+    # says when or where, not with what: that number gets no access credit from it.
+    particle_phrases: dict[int, range] = {}
     for match in ACCESS_PHRASES.finditer(text):
         first = max(0, bisect.bisect_right(starts, match.start()) - 1)
-        access.update(range(first, bisect.bisect_left(starts, match.end())))
+        phrase = range(first, bisect.bisect_left(starts, match.end()))
+        access.update(phrase)
+        if phrase and words[phrase[-1]][0].lower() in _PARTICLES:
+            particle_phrases[phrase[-1] + 1] = phrase
     access = {i for i in access if i + 1 >= len(words) or words[i + 1][1].lower() not in NOT_ACCESS_AFTER}
     keep = {max(0, bisect.bisect_right(starts, m.start()) - 1) for m in _KEEP.finditer(text)}
     identity = {i for i, (_, word, _) in enumerate(words) if _EMAIL.search(word)}
@@ -704,7 +718,8 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
         kinds -= {"pass"} if shape == "digits" else {"code"}
         score = SHAPE_SCORE[shape]
         score += CONTEXT_SCORE["credential_word"] if kinds else 0
-        score += CONTEXT_SCORE["access"] if access.intersection(near) else 0
+        cues = access.intersection(near) - set(particle_phrases.get(count, ()))
+        score += CONTEXT_SCORE["access"] if cues else 0
         score += CONTEXT_SCORE["keep"] if shape in ("random", "strong") and keep.intersection(near) else 0
         score += CONTEXT_SCORE["identity"] if shape != "digits" and identity.intersection(near) else 0
         leading = all(w.lower() in _FILLERS for _, w, _ in words[:count])

@@ -177,6 +177,7 @@ CREDENTIALS = [
     ("家のWi-Fiのパスワードは KumoNeko2024 だよ", "KumoNeko2024"),
     ("我的邮箱密码是 Panda!0815", "Panda!0815"),
     ("회사 비밀번호: Seoul_Rain77", "Seoul_Rain77"),
+    ("log in with 5527 on the kiosk by the entrance", "5527"),
 ]
 
 ORDINARY = [
@@ -412,6 +413,11 @@ ORDINARY = [
     "mysql -u root -p asks me for it, which is fine",
     "パスワードを忘れてしまった、どうやってリセットする？",
     "암호화폐 가격이 또 떨어졌네 2024년 최저",
+    # a year after "signed in" / "logged on", and numbers with their unit glued on beside a door
+    "the peace was signed in 1815 after the congress",
+    "my grandad logged on 1997 for the first time, on a modem",
+    "the wardrobe is 198cm tall and the bedroom door only 190cm",
+    "the safe weighs 35kg, can two people carry it up",
 ]
 
 

@@ -556,6 +556,7 @@ _SENTENCE_REACH = 25
 _KEEP = re.compile(r"(?i)\b(?:keep|kept|hold\s+onto|hang\s+on\s+to|stash|safekeeping|remember|memori[sz]e|"
                    r"save|store|write\s+(?:it|this|that)?\s*down|note\s+(?:it|this|that)?\s*down|jot)\b")
 _PARTICLES = frozenset({"in", "on", "into", "onto"})
+_SESSION_VERB = re.compile(r"(?i)(?:log|sign)")
 _VERSION = re.compile(r"^v?\d+(?:\.\d+){1,3}[a-z]?$", re.I)
 _DECIMAL = re.compile(r"^[-+]?\d*[.,]\d+$")
 _TIME_RANGE = re.compile(r"^(\d{1,2}):?(\d{2})-(\d{1,2}):?(\d{2})$")
@@ -572,8 +573,9 @@ _SENTENCE_END = (".", "!", "?", ";")
 
 
 # A number with its unit glued on ("212cm", "2.5kg", "500ml", "16GB", "1080px"): a measurement.
-_MEASURE = re.compile(r"(?i)^\d+(?:[.,]\d+)?(?:mm|cm|m|km|mg|g|kg|lbs?|oz|ml|cl|dl|l|kb|mb|gb|tb|kbps|mbps|gbps|"
-                      r"hz|khz|mhz|ghz|w|kw|kwh|v|mah|px|pt|in|ft|yd|mi|mph|kph|rpm|ms|hrs?|mins?|secs?|yo|°c|°f)$")
+# (Units of two letters or more: "2580w" or "4821m" may as well be a code.)
+_MEASURE = re.compile(r"(?i)^\d+(?:[.,]\d+)?(?:mm|cm|km|mg|kg|lbs?|oz|ml|cl|dl|kb|mb|gb|tb|kbps|mbps|gbps|"
+                      r"hz|khz|mhz|ghz|kw|kwh|mah|px|pt|ft|yd|mph|kph|rpm|ms|hrs?|mins?|secs?|yo|°c|°f)$")
 
 
 def _shape(value: str, previous: str) -> str | None:
@@ -696,14 +698,14 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
             continue  # "password manager", "PIN pad", "kod pocztowy" name other things
         named[max(0, bisect.bisect_right(starts, start) - 1)] = kind
     access = {i for i, (_, word, _) in enumerate(words) if is_access_word(word)}
-    # A phrase ending in its particle right before a number ("signed in 1648", "logged on 2019")
-    # says when or where, not with what: that number gets no access credit from it.
+    # "Signed in" or "logged on" right before a number says when or where ("signed in 1648"), not
+    # with what: that number gets no access credit from it. ("Punch in 4821", "key in 2580" do.)
     particle_phrases: dict[int, range] = {}
     for match in ACCESS_PHRASES.finditer(text):
         first = max(0, bisect.bisect_right(starts, match.start()) - 1)
         phrase = range(first, bisect.bisect_left(starts, match.end()))
         access.update(phrase)
-        if phrase and words[phrase[-1]][0].lower() in _PARTICLES:
+        if phrase and _SESSION_VERB.match(match.group()) and words[phrase[-1]][1].lower() in _PARTICLES:
             particle_phrases[phrase[-1] + 1] = phrase
     access = {i for i in access if i + 1 >= len(words) or words[i + 1][1].lower() not in NOT_ACCESS_AFTER}
     keep = {max(0, bisect.bisect_right(starts, m.start()) - 1) for m in _KEEP.finditer(text)}
@@ -799,20 +801,32 @@ def _bare_key_material(text: str, inner) -> list[Finding]:
 
 # --- a password given to a program: a command's flag, an environment variable ------------------
 
-# MySQL's clients take the password glued to "-p" ("mysql -u root -pS3cret"); any program's
-# "--password=…" or "--password …"; the variables the PostgreSQL and MySQL clients read.
-_COMMAND_PASSWORD = re.compile(
-    r"(?i)\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)\b[^\n]*?(?<=\s)-p(?P<glued>[^\s'\"]{3,})"
-    r"|(?<![\w-])--pass(?:word)?(?:=|\s+)(?P<flag>[^\s'\"]{3,})"
-    r"|\b(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH)=(?P<env>[^\s'\"]+)"
-)
+# MySQL's clients take the password glued to "-p" ("mysql -u root -pS3cret": case matters, "-P"
+# is the port); any program's "--password=…"; the variables the PostgreSQL, MySQL and Redis
+# clients read. A value must look like a credential ("-pretty boring" in prose is none), and
+# one that starts with "$" or "-" names a variable or another flag.
+_MYSQL_COMMAND = re.compile(r"(?i)\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)\b")
+_GLUED_P = re.compile(r"(?<![\w-])-p(?P<value>[^\s'\"`;|&$-][^\s'\"`;|&]{2,})")
+_COMMAND_END = re.compile(r"[\n;|&]")  # a new line or command: "mysql …; ssh -p2222" is two
+_NAMED_PASSWORD = re.compile(r"(?<![\w-])--pass(?:word)?=(?P<value>[^\s'\"$-][^\s'\"]{2,})"
+                             r"|\b(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH)=(?P<env>[^\s'\"$][^\s'\"]*)")
 
 
 def _given_to_a_program(text: str) -> list[Finding]:
-    findings = []
-    for match in _COMMAND_PASSWORD.finditer(text):
-        group = next(name for name in ("glued", "flag", "env") if match.group(name) is not None)
-        findings.append(Finding("password", match.start(group), match.end(group)))
+    """Each pattern runs once over the text and each glued "-p" is matched to the commands
+    before it by bisection, so a long message of them costs linear time."""
+    findings = [Finding("password", m.start(m.lastgroup), m.end(m.lastgroup)) for m in _NAMED_PASSWORD.finditer(text)
+                if credential_shaped(m.group(m.lastgroup)) or m.lastgroup == "env"]
+    commands = [m.start() for m in _MYSQL_COMMAND.finditer(text)]
+    if not commands:
+        return findings
+    ends = [m.start() for m in _COMMAND_END.finditer(text)]
+    for match in _GLUED_P.finditer(text):
+        at = match.start()
+        command_start = ends[bisect.bisect_left(ends, at) - 1] + 1 if bisect.bisect_left(ends, at) else 0
+        before = bisect.bisect_left(commands, at)
+        if before and commands[before - 1] >= command_start and credential_shaped(match.group("value")):
+            findings.append(Finding("password", match.start("value"), match.end("value")))
     return findings
 
 

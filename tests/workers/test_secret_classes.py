@@ -178,6 +178,10 @@ CREDENTIALS = [
     ("我的邮箱密码是 Panda!0815", "Panda!0815"),
     ("회사 비밀번호: Seoul_Rain77", "Seoul_Rain77"),
     ("log in with 5527 on the kiosk by the entrance", "5527"),
+    # (a review's sentences) a code typed in with a particle, and a glued -p before a pipe
+    ("punch in 4821 at the side gate", "4821"),
+    ("just key in 2580 and push", "2580"),
+    ("mysql -u app -pW1ndmill_88 && echo ok", "W1ndmill_88"),
 ]
 
 ORDINARY = [
@@ -418,6 +422,12 @@ ORDINARY = [
     "my grandad logged on 1997 for the first time, on a modem",
     "the wardrobe is 198cm tall and the bedroom door only 190cm",
     "the safe weighs 35kg, can two people carry it up",
+    # (a review's sentences) a port, another command's -p, prose, a prompt, a variable
+    "mysql -h 127.0.0.1 -P3307 keeps timing out",
+    "mysql is on the db box; ssh -p2222 admin@db to get there",
+    "I use mysql at work -pretty boring stuff",
+    "psql -U postgres --password mydb asks me every time",
+    "mysql -uroot -p$MYSQL_ROOT_PASSWORD in the compose file",
 ]
 
 

@@ -447,65 +447,84 @@ def _scaled(values: np.ndarray) -> np.ndarray:
 NEIGHBOUR_WINDOW = 2  # events either side whose memories lend context
 
 
+class _Positions:
+    """Event positions as one integer each: a session's number (given by the caller: the events'
+    own sessions for matching neighbours, session or "" for voices, as _voices keys them) times a
+    span, plus the seq shifted so that a step of up to NEIGHBOUR_WINDOW either way never reaches
+    another session's numbers. The seqs are those of the memories `rows`."""
+
+    def __init__(self, sig: Signals, rows: np.ndarray):
+        self.seq = np.array([sig.seq[i] for i in rows], dtype=np.int64)
+        self.low = int(self.seq.min())
+        self.span = int(self.seq.max()) - self.low + 2 * NEIGHBOUR_WINDOW + 1
+
+    def number(self, session_ids: np.ndarray, seq: np.ndarray) -> np.ndarray:
+        return session_ids * self.span + (seq - self.low + NEIGHBOUR_WINDOW)
+
+
+def _voice_lookup(sig: Signals, voices: dict, rows: np.ndarray, places: _Positions):
+    """(the rows' own positions, a function from positions to who said the episode there: a small
+    integer, -1 where no episode in scope was said), sessions told apart as _voices tells them."""
+    sessions: dict = {}
+    speakers: dict = {}
+    spoken = {}
+    for (session, seq), voice in voices.items():  # the last episode of a position wins, as in _voices
+        at = places.number(np.int64(sessions.setdefault(session, len(sessions))), np.int64(seq))
+        spoken[int(at)] = speakers.setdefault(voice, len(speakers))
+    heard_at = np.array(sorted(spoken), dtype=np.int64)
+    heard_voice = np.array([spoken[p] for p in heard_at.tolist()], dtype=np.int64)
+    # A session with no episode in scope gets -1: its positions are negative and meet nothing.
+    own = places.number(np.array([sessions.get(sig.session[i] or "", -1) for i in rows], dtype=np.int64), places.seq)
+
+    def voice_at(positions: np.ndarray) -> np.ndarray:
+        if not len(heard_at):
+            return np.full(len(positions), -1)
+        found = np.minimum(np.searchsorted(heard_at, positions), len(heard_at) - 1)
+        return np.where(heard_at[found] == positions, heard_voice[found], -1)
+
+    return own, voice_at
+
+
+def _distinct_voices(heard: np.ndarray) -> np.ndarray:
+    """Per row of voice ids (-1: none), how many different voices it holds."""
+    heard = np.sort(heard, axis=1)
+    new = np.concatenate([np.ones((len(heard), 1), dtype=bool), heard[:, 1:] != heard[:, :-1]], axis=1)
+    return ((heard >= 0) & new).sum(axis=1)
+
+
 def neighbour_pairs(sig: Signals) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(i, j, distance): memory j's source event is `distance` events before or after memory i's,
-    in the same session. Memories without a source event have no neighbours. Set-based (numpy):
-    at a subject's cap the ranking sees ~700 rows and ~3,000 pairs a search, which a loop over
-    them made ~15 ms of Python."""
+    in the same session, and the turns between them are an exchange (_voices). Memories without
+    a source event have no neighbours. Set-based (numpy): at a subject's cap the ranking sees
+    ~700 rows and ~3,000 pairs a search, which a loop over them made ~15 ms of Python."""
     none = np.array([], dtype=int)
     rows = np.array([i for i, seq in enumerate(sig.seq) if seq is not None], dtype=int)
     if not len(rows):
         return none, none, none
-    window = NEIGHBOUR_WINDOW
-    seq = np.array([sig.seq[i] for i in rows], dtype=np.int64)
-    low = int(seq.min())
-    span = int(seq.max()) - low + 2 * window + 1  # positions of two sessions never meet
-    # Where each memory's event is: its session (None apart from "", as the events' own) and seq.
-    sessions: dict = {}
-    at = np.array([sessions.setdefault(sig.session[i], len(sessions)) for i in rows], dtype=np.int64) * span \
-        + (seq - low + window)
+    places = _Positions(sig, rows)
+    sessions: dict = {}  # the events' own sessions: None apart from ""
+    at = places.number(np.array([sessions.setdefault(sig.session[i], len(sessions)) for i in rows], dtype=np.int64),
+                       places.seq)
     by_position = np.argsort(at, kind="stable")
     placed = at[by_position]
-    # Who said each episode (as _voices: by session or "", the last episode of a position wins),
-    # to tell an exchange between voices from one person's consecutive messages.
     voices = _voices(sig)
-    if voices is not None:
-        voice_sessions: dict = {}
-        voice_ids: dict = {}
-        spoken = {}
-        for (session, s), voice in voices.items():
-            spoken[voice_sessions.setdefault(session, len(voice_sessions)) * span + (s - low + window)] = \
-                voice_ids.setdefault(voice, len(voice_ids))
-        heard_at = np.array(sorted(spoken), dtype=np.int64)
-        heard_voice = np.array([spoken[p] for p in heard_at.tolist()], dtype=np.int64)
-        own = np.array([voice_sessions.get(sig.session[i] or "", -1) for i in rows], dtype=np.int64) * span \
-            + (seq - low + window)
-
-        def voice(positions: np.ndarray) -> np.ndarray:  # -1 where no episode was said
-            if not len(heard_at):
-                return np.full(len(positions), -1)
-            found = np.minimum(np.searchsorted(heard_at, positions), len(heard_at) - 1)
-            return np.where(heard_at[found] == positions, heard_voice[found], -1)
+    own, voice_at = _voice_lookup(sig, voices, rows, places) if voices is not None else (None, None)
     left, right, dist, order_of = [], [], [], []
-    for d in range(1, window + 1):
+    for d in range(1, NEIGHBOUR_WINDOW + 1):
         for rank, step in enumerate((-d, d)):
             start = np.searchsorted(placed, at + step, "left")
             count = np.searchsorted(placed, at + step, "right") - start
             if voices is not None:
                 # The turns from this one to the neighbour: an exchange unless exactly one voice.
-                heard = np.stack([voice(own + (t if step > 0 else -t)) for t in range(d + 1)], axis=1)
-                heard = np.sort(heard, axis=1)
-                distinct = ((heard >= 0) & np.concatenate(
-                    [np.ones((len(heard), 1), dtype=bool), heard[:, 1:] != heard[:, :-1]], axis=1)).sum(axis=1)
-                count = np.where(distinct != 1, count, 0)
+                heard = np.stack([voice_at(own + (t if step > 0 else -t)) for t in range(d + 1)], axis=1)
+                count = np.where(_distinct_voices(heard) != 1, count, 0)
             total = int(count.sum())
             if not total:
                 continue
             i = np.repeat(np.arange(len(rows)), count)
             offset = np.arange(total) - np.repeat(np.cumsum(count) - count, count)
-            j = by_position[np.repeat(start, count) + offset]
             left.append(rows[i])
-            right.append(rows[j])
+            right.append(rows[by_position[np.repeat(start, count) + offset]])
             dist.append(np.full(total, d))
             order_of.append(np.full(total, 2 * (d - 1) + rank))
     if not left:
@@ -650,7 +669,10 @@ SUPERSESSION = {
     # A later statement that says something changed, this close behind the best hit, needs only
     # this much similarity to it: "we play as The Smarty Pints instead" after "book a table for
     # quiz night, under the team name Les Quizerables" shares little but the question. Chosen
-    # on blind_v5's dev split (k=1 current 65.9 -> 70.3 %, unchanged facts 76.0 -> 75.5 %).
+    # on blind_v5's dev split (k=1 current 65.9 -> 70.3 %; blind_v4 dev 53.1 -> 54.1, blind_v1
+    # dev 60.9 -> 60.3). Held out: blind_v5 62.8 -> 65.5, blind_v4 50.5 -> 52.0, blind_v3 68.2 ->
+    # 68.0; changed facts gain 4-10 points, unchanged ones lose 1-3 (a later change of a
+    # neighbouring attribute taken for the answer); LoCoMo R@1 -0.3 to -0.5 (docs/benchmarks.md).
     "cued_reach": 3,
     "cued_similar": 0.1,
 }
@@ -679,6 +701,14 @@ def _pool_rows(*, tenant: Tenant, ids: list) -> dict:
     )
     return {i: (None if raw is None else np.frombuffer(raw, dtype=">f4", offset=4), statement)
             for i, raw, statement in rows}
+
+
+def _says_the_same(place: int, likeness: float, tells_change: bool, w: dict) -> bool:
+    """Whether a later statement `place` places behind the best hit, `likeness` (centred cosine)
+    alike, answers the same question: alike enough, or, close behind it and saying that something
+    changed, only a little alike."""
+    return likeness >= w["similar"] or (
+        tells_change and place <= w.get("cued_reach", 0) and likeness >= w.get("cued_similar", 1.0))
 
 
 def answered_later(*, tenant: Tenant, sig: Signals, order: np.ndarray, weights: dict | None = None,
@@ -733,9 +763,8 @@ def answered_later(*, tenant: Tenant, sig: Signals, order: np.ndarray, weights: 
     # starts with, the chat's style) says nothing about whether two say the same thing.
     vectors -= vectors.mean(axis=0)
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
-    restating = [b for b in cued if float(vectors[0] @ vectors[b]) >= w["similar"]
-                 or (b <= w.get("cued_reach", 0) and sig.tells_change is not None and sig.tells_change[pool[b]]
-                     and float(vectors[0] @ vectors[b]) >= w.get("cued_similar", 1.0))]
+    restating = [b for b in cued if _says_the_same(b, float(vectors[0] @ vectors[b]), sig.tells_change is not None
+                                                   and bool(sig.tells_change[pool[b]]), w)]
     # Said the same way with another value ("I prefer coffee" / "I prefer tea"): the same
     # question answered anew, with or without a word of change (memoryapp/frames.py).
     restating += [b for b in framed if b not in restating and same_frame(_spoken(statements[0]), _spoken(statements[b]))]

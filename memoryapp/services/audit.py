@@ -260,8 +260,8 @@ def audit_seal(*, tenant: Tenant | int) -> int:
         if entries:
             _seal_batch(tenant_id=tenant_id, chain=chain, entries=entries)
             sealed += len(entries)
-        # A short batch was the last: entries written meanwhile wait for the lock, and their
-        # writer's own seal (or the beat's) chains them (one round trip less on every write).
+        # A short batch was the last: entries committed meanwhile are chained by their writers'
+        # own seals, which wait for this lock (or by the beat's): one round trip less a write.
         if len(entries) < SEAL_BATCH:
             break
     if sealed:

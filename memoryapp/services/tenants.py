@@ -38,8 +38,11 @@ def subject_get_or_create(*, tenant: Tenant, external_id: str, kind: str = Subje
 
 def subject_locked_for_write(*, tenant: Tenant, external_id: str) -> Subject:
     """subject_get_or_create's subject, with its row locked until the transaction ends (one writer
-    per subject at a time). Found and locked in one statement when it exists, as it does for every
-    write but a person's first: four round trips fewer than getting or creating it first."""
+    per subject at a time); call inside the tenant's transaction. Found and locked in one
+    statement when it exists, as it does for every write but a person's first: four round trips
+    fewer than getting or creating it first. One being erased is refused once the lock is held; a
+    writer that waited on the lock while an erasure's last transaction deleted the row finds none
+    and creates the subject anew, as a write after the erasure would (the id is free again)."""
     tenant_activate(tenant=tenant)
     subject = Subject.objects.select_for_update().filter(tenant=tenant, external_id=external_id).first()
     if subject is None:

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
+from memoryapp.sqlpatterns import like_escape
+
 SENSITIVITY_ORDER = ("public", "internal", "personal", "special")
 DEFAULT_MAX_SENSITIVITY = "personal"
 PURPOSES_FIELD = "_purposes"  # the metadata key a write restricts its purposes with
@@ -76,7 +78,7 @@ def below_pattern(namespace: str) -> str:
     """A LIKE pattern for the namespaces below `namespace` ("support-agent" -> "support-agent/%").
     Their memories belong to parts of the same work (an agent's "support-agent/preference"),
     so they apply too; a sibling's ("capacity/hr" for "capacity/finance-report") do not."""
-    escaped = namespace.strip("/").replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_")
+    escaped = like_escape(namespace.strip("/"))
     return f"{escaped}/%" if escaped else "%"
 
 

@@ -43,6 +43,7 @@ from memoryapp.readpolicy import (
 )
 from memoryapp.selectors.hits import memories_for_hits
 from memoryapp.selectors.memories import subject_speaker_words
+from memoryapp.sqlpatterns import like_escape
 from memoryapp.tenancy import tenant_activate_and_query
 
 # Relevance weights (tuned on the LoCoMo tune split only; see docs/benchmarks.md).
@@ -256,11 +257,6 @@ class Signals:
     impersonal: np.ndarray | None = None  # asks something and says nothing of its speaker
 
 
-def _like_prefix(text: str) -> str:
-    """A LIKE pattern matching what starts with `text`."""
-    return text.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_") + "%"
-
-
 def _vector_literal(vector: np.ndarray) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
 
@@ -327,7 +323,7 @@ def search_signals(*, tenant: Tenant, subject_id: int | None = None, subject_ref
         self_words=SELF_WORDS, question_opens=QUESTION_OPENS,
         clause_weight=float(RELEVANCE.get("clause", 0.0)), keys=[key for key, _ in keys],
         # the prefixes of the families among them: the regular expression runs on those rows only
-        families=[_like_prefix(key) for key, _ in keys if key.endswith(":")],
+        families=[like_escape(key) + "%" for key, _ in keys if key.endswith(":")],
         # a memory valid up to PERIOD_AFTER_DAYS after a period still fits it (period_match)
         period_from=[start for start, _ in periods],
         period_to=[end + timedelta(days=PERIOD_AFTER_DAYS) for _, end in periods],
@@ -845,7 +841,7 @@ def memory_search(
     if namespace:
         extra.append("AND (m.namespace = %(ns)s OR m.namespace LIKE %(ns_prefix)s)")
         params["ns"] = namespace.rstrip("/")
-        params["ns_prefix"] = namespace.rstrip("/").replace("%", r"\%").replace("_", r"\_") + "/%"
+        params["ns_prefix"] = like_escape(namespace.rstrip("/")) + "/%"
     # Sensitivity, purpose and namespace precedence are scope, like the rest: before ranking.
     policy_clause, policy_params = policy_sql(policy)
     extra.append(policy_clause)

@@ -44,6 +44,7 @@ from memoryapp.models import (
 from memoryapp.services.audit import audit_record, audit_redact
 from memoryapp.services.jobs import job_progress
 from memoryapp.sqlarrays import uuid_array, uuid_hex_array
+from memoryapp.sqlpatterns import like_escape
 from memoryapp.actors import Actor
 from memoryapp.tenancy import tenant_activate
 
@@ -242,10 +243,6 @@ def _read_audit_strip(*, tenant: Tenant, memory_ids: list) -> int:
             [tenant.pk, ids, ids],
         )
         return int(cursor.fetchone()[0])
-
-
-def _like_escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_")
 
 
 def _vector_text(vector) -> str:
@@ -571,7 +568,7 @@ def _remaining_copies(cursor, *, tenant_id: int, subject_ids, patterns, vectors,
             "SELECT id FROM memoryapp_memory WHERE tenant_id = %s AND subject_id = ANY(%s) AND NOT erasing AND key = %s "
             "AND status IN ('active', 'superseded', 'pending_approval') "
             "AND (metadata->>'value' ILIKE %s OR statement ILIKE %s)",
-            [tenant_id, subject_ids, key, _like_escape(value), "%" + _like_escape(value) + "%"],
+            [tenant_id, subject_ids, key, like_escape(value), "%" + like_escape(value) + "%"],
         )
         found["same_fact:memory"] |= {row[0] for row in cursor.fetchall()}
     return found
@@ -591,7 +588,7 @@ def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, 
     memory_ids = uuid_array(memory_ids)
     event_ids = uuid_array(event_ids)
     strings = sorted(texts, key=len, reverse=True)[:MAX_SEARCH_STRINGS]
-    patterns = ["%" + _like_escape(s) + "%" for s in strings[:MAX_LIKE_PATTERNS]]
+    patterns = ["%" + like_escape(s) + "%" for s in strings[:MAX_LIKE_PATTERNS]]
     with transaction.atomic():
         tenant_activate(tenant=tenant)
         # (name, rows as `t`, condition, params): counted among the tenant's rows only. Row-level
@@ -637,7 +634,7 @@ def erasure_verify(*, tenant: Tenant, subject_ref: str, scope: str, texts: set, 
              "WHERE tenant_id = %s AND subject_ref = %s", [tenant.pk, subject_ref]),
             ("text:idempotency", "SELECT response::text FROM memoryapp_idempotencyrecord WHERE tenant_id = %s "
              "AND (scope LIKE %s OR response->>'subject' = %s)",
-             [tenant.pk, f"%/subjects/{_like_escape(subject_ref)}%", subject_ref]),
+             [tenant.pk, f"%/subjects/{like_escape(subject_ref)}%", subject_ref]),
             ("text:job", "SELECT params::text, result::text FROM memoryapp_job WHERE tenant_id = %s "
              "AND subject_ref = %s", [tenant.pk, subject_ref]),
         ]

@@ -31,6 +31,10 @@ def subject_get_or_create(*, tenant: Tenant, external_id: str, kind: str = Subje
     erasure marks first, so nothing new can slip in behind it."""
     tenant_activate(tenant=tenant)
     subject, _ = Subject.objects.get_or_create(tenant=tenant, external_id=external_id, defaults={"kind": kind})
+    return _writable(subject)
+
+
+def _writable(subject: Subject) -> Subject:
     if subject.status == Subject.Status.ERASING:
         raise ApplicationError("subject_erasing", "This subject is being erased.", status=409)
     return subject
@@ -48,9 +52,7 @@ def subject_locked_for_write(*, tenant: Tenant, external_id: str) -> Subject:
     if subject is None:
         subject = subject_get_or_create(tenant=tenant, external_id=external_id)
         subject = Subject.objects.select_for_update().get(pk=subject.pk)
-    if subject.status == Subject.Status.ERASING:
-        raise ApplicationError("subject_erasing", "This subject is being erased.", status=409)
-    return subject
+    return _writable(subject)
 
 
 @transaction.atomic

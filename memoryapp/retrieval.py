@@ -251,6 +251,7 @@ class Signals:
     valid_from_days: np.ndarray | None = None  # when each became valid, in days since the Unix epoch
     asks: np.ndarray | None = None  # its text asks something (a "?" that ends a clause)
     answers: tuple | None = None  # (answer, question) index pairs, computed on first use
+    voice_of: dict | None = None  # _voices' answer, computed on first use (passage and neighbours read it)
     role: list | None = None  # the source event's role ("user", "assistant", ...; None: no event)
     bm25_ideal: float = 0.0  # BM25 of a memory holding each query term once at average length
     tells_change: np.ndarray | None = None  # its text says something changed (CHANGE_CUES)
@@ -397,9 +398,11 @@ def _voices(sig: Signals) -> dict | None:
     carries what the turn before it asked about."""
     if sig.role is None:
         return None
-    return {(sig.session[i] or "", sig.seq[i]): (sig.role[i] or "", sig.speaker[i])
-            for i in range(len(sig.ids)) if sig.is_episode is not None and sig.is_episode[i]
-            and sig.seq[i] is not None}
+    if sig.voice_of is None:
+        sig.voice_of = {(sig.session[i] or "", sig.seq[i]): (sig.role[i] or "", sig.speaker[i])
+                        for i in range(len(sig.ids)) if sig.is_episode is not None and sig.is_episode[i]
+                        and sig.seq[i] is not None}
+    return sig.voice_of
 
 
 def passage_similarity(sig: Signals) -> np.ndarray:

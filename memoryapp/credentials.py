@@ -823,7 +823,8 @@ def _given_to_a_program(text: str) -> list[Finding]:
     ends = [m.start() for m in _COMMAND_END.finditer(text)]
     for match in _GLUED_P.finditer(text):
         at = match.start()
-        command_start = ends[bisect.bisect_left(ends, at) - 1] + 1 if bisect.bisect_left(ends, at) else 0
+        ended = bisect.bisect_left(ends, at)  # how many commands ended before this flag
+        command_start = ends[ended - 1] + 1 if ended else 0
         before = bisect.bisect_left(commands, at)
         if before and commands[before - 1] >= command_start and credential_shaped(match.group("value")):
             findings.append(Finding("password", match.start("value"), match.end("value")))

@@ -207,6 +207,45 @@ def test_a_later_message_right_behind_the_answer_that_says_the_same_thing_answer
     assert list(order[:2]) == [1, 0] and later == {0: 1}
 
 
+def _cued_behind(monkeypatch, *, place: int, cue: bool):
+    """Six hits: the best (0), and at `place` a later message of the same person that is only a
+    little like it (centred cosine ~0.22, under SUPERSESSION["similar"]), saying that something
+    changed or not; the others are earlier and unrelated."""
+    from memoryapp import retrieval
+
+    n = 6
+    sig = _signals(sims=[0.9, 0.8, 0.7, 0.6, 0.5, 0.4], bm25=[0] * n, seqs=[1, 3, 5, 30, 7, 9], roles=["user"] * n)
+    sig.valid_from_days = np.array([10.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    sig.valid_from_days[place] = 40.0
+    sig.tells_change = np.zeros(n, bool)
+    sig.tells_change[place] = cue
+    sig.key = [""] * n
+    basis = np.eye(retrieval.embeddings.DIMENSIONS)
+    unrelated = iter([basis[5], basis[6], basis[8], basis[9]])
+    vectors = [basis[0] + basis[1] if i == 0 else basis[0] + basis[2] if i == place else next(unrelated)
+               for i in range(n)]
+    centred = np.array(vectors) - np.mean(vectors, axis=0)
+    centred /= np.linalg.norm(centred, axis=1, keepdims=True)
+    likeness = float(centred[0] @ centred[place])
+    assert retrieval.SUPERSESSION["cued_similar"] <= likeness < retrieval.SUPERSESSION["similar"]
+    monkeypatch.setattr(retrieval, "_pool_rows", lambda *, tenant, ids: {
+        i: (np.asarray(vectors[i], dtype=np.float32), f"statement {i}") for i in ids})
+    return retrieval.answered_later(tenant=None, sig=sig, order=np.arange(n))
+
+
+def test_a_later_message_saying_it_changed_close_behind_the_answer_answers_first(monkeypatch):
+    # "book us a table for quiz night, under the team name Les Quizerables" / three hits down,
+    # "we play as The Smarty Pints instead": little alike, but a change said close behind.
+    order, later = _cued_behind(monkeypatch, place=3, cue=True)
+    assert list(order[:2]) == [3, 0] and later == {0: 3}
+
+
+@pytest.mark.parametrize("place,cue", [(3, False), (4, True)])
+def test_a_little_alike_later_message_without_a_change_word_or_further_down_does_not(monkeypatch, place, cue):
+    order, later = _cued_behind(monkeypatch, place=place, cue=cue)
+    assert list(order) == list(range(6)) and later == {}
+
+
 def test_a_later_fact_right_behind_another_is_not_taken_for_a_new_version_of_it(monkeypatch):
     # "The user is allergic to peanuts" / "The user's daughter is allergic to cats": facts are
     # not one person's messages, and close vectors alone do not make them the same question.

@@ -107,7 +107,8 @@ NOT_ACCESS_AFTER = frozenset("clock clocks screen room rooms bell bells deposit 
                              "steps".split())
 # Cues of more than one word, or a word that is a cue only as a verb of access.
 ACCESS_PHRASES = re.compile(
-    r"(?i)\b(?:log(?:s|ged|ging)?\s*(?:in|into|on|onto)|sign(?:s|ed|ing)?\s*(?:in|into|on|onto)|"
+    # (not before a bare number: "signed in 1648", "logged on 2019" say when, not with what)
+    r"(?i)\b(?:(?:log(?:s|ged|ging)?|sign(?:s|ed|ing)?)\s*(?:in|into|on|onto)\b(?![ \t]+\d)|"
     r"(?:gets?|got|getting|lets?|letting)\s+(?:[^\W\d]+\s+){1,2}in(?:to|side)?\b|"
     r"get(?:s|ting)?\s+(?:in|into)\b|(?:opens?|opened)(?!\s+(?:at|from|until|till|on|in|daily|every|late|early|again|up))|open\s+(?:the|my|our|it)|"
     r"(?:to|can)\s+(?:access|enter|open|unlock)|access(?:es|ed)?\s+(?:my|the|our|your)|"

@@ -555,8 +555,6 @@ _CONTEXT_REACH = 5
 _SENTENCE_REACH = 25
 _KEEP = re.compile(r"(?i)\b(?:keep|kept|hold\s+onto|hang\s+on\s+to|stash|safekeeping|remember|memori[sz]e|"
                    r"save|store|write\s+(?:it|this|that)?\s*down|note\s+(?:it|this|that)?\s*down|jot)\b")
-_PARTICLES = frozenset({"in", "on", "into", "onto"})
-_SESSION_VERB = re.compile(r"(?i)(?:log|sign)")
 _VERSION = re.compile(r"^v?\d+(?:\.\d+){1,3}[a-z]?$", re.I)
 _DECIMAL = re.compile(r"^[-+]?\d*[.,]\d+$")
 _TIME_RANGE = re.compile(r"^(\d{1,2}):?(\d{2})-(\d{1,2}):?(\d{2})$")
@@ -698,15 +696,9 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
             continue  # "password manager", "PIN pad", "kod pocztowy" name other things
         named[max(0, bisect.bisect_right(starts, start) - 1)] = kind
     access = {i for i, (_, word, _) in enumerate(words) if is_access_word(word)}
-    # "Signed in" or "logged on" right before a number says when or where ("signed in 1648"), not
-    # with what: that number gets no access credit from it. ("Punch in 4821", "key in 2580" do.)
-    particle_phrases: dict[int, range] = {}
     for match in ACCESS_PHRASES.finditer(text):
         first = max(0, bisect.bisect_right(starts, match.start()) - 1)
-        phrase = range(first, bisect.bisect_left(starts, match.end()))
-        access.update(phrase)
-        if phrase and _SESSION_VERB.match(match.group()) and words[phrase[-1]][1].lower() in _PARTICLES:
-            particle_phrases[phrase[-1] + 1] = phrase
+        access.update(range(first, bisect.bisect_left(starts, match.end())))
     access = {i for i in access if i + 1 >= len(words) or words[i + 1][1].lower() not in NOT_ACCESS_AFTER}
     keep = {max(0, bisect.bisect_right(starts, m.start()) - 1) for m in _KEEP.finditer(text)}
     identity = {i for i, (_, word, _) in enumerate(words) if _EMAIL.search(word)}
@@ -720,8 +712,7 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
         kinds -= {"pass"} if shape == "digits" else {"code"}
         score = SHAPE_SCORE[shape]
         score += CONTEXT_SCORE["credential_word"] if kinds else 0
-        cues = access.intersection(near) - set(particle_phrases.get(count, ()))
-        score += CONTEXT_SCORE["access"] if cues else 0
+        score += CONTEXT_SCORE["access"] if access.intersection(near) else 0
         score += CONTEXT_SCORE["keep"] if shape in ("random", "strong") and keep.intersection(near) else 0
         score += CONTEXT_SCORE["identity"] if shape != "digits" and identity.intersection(near) else 0
         leading = all(w.lower() in _FILLERS for _, w, _ in words[:count])

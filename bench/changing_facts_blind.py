@@ -4,8 +4,8 @@
     .venv/bin/python bench/changing_facts_blind.py --split heldout   # report this, never tune on it
 
 The data (bench/data/blind_v1 by default, `--data` for the others; see each README) was written
-by helpers that never read the extractor, the safety rules or bench/changing_facts.py. blind_v1
-and blind_v4 have a dev and a held-out split; blind_v2 and blind_v3 are held out whole. Conversations are built like seed 000's
+by helpers that never read the extractor, the safety rules or bench/changing_facts.py. blind_v1,
+blind_v4 and blind_v5 have a dev and a held-out split; blind_v2 and blind_v3 are held out whole. Conversations are built like seed 000's
 experiment: 50 user turns (the user's name as the speaker), 8 facts about the user among small
 talk, 3 of them changed later, one question per fact at the end. Every turn goes through the
 service as an event (event_append, then the extraction job in this process, as a worker runs
@@ -365,8 +365,8 @@ def main() -> None:
     parser.add_argument("--split", choices=["dev", "heldout"], default="dev")
     parser.add_argument("--data", default="blind_v1", choices=["blind_v1", "blind_v2", "blind_v3", "blind_v4", "blind_v5", "secrets_dev"],
                         help="blind_v2 and blind_v3 are held out whole (written after blind_v1's held-out split "
-                             "was seen): run them with --split heldout, never tune on them. blind_v4 has a dev "
-                             "and a held-out split, as blind_v1")
+                             "was seen): run them with --split heldout, never tune on them. blind_v4 and blind_v5 "
+                             "have a dev and a held-out split, as blind_v1")
     parser.add_argument("--conversations", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--phases", nargs="+", default=["facts", "secrets"], choices=["facts", "secrets"])

@@ -164,7 +164,7 @@ ranked AS MATERIALIZED (
            -- units: among near-equals, as a subject at its cap holds many, they decide
            (s.sim + coalesce(bm25.score, 0) / 10) * %(pre_scale)s
            -- (date_part, a float, not extract, a numeric: numeric arithmetic on every row in
-           -- scope cost ~5 ms a search at 10,000 memories)
+           -- scope cost ~2 ms a search at 10,000 memories, measured side by side)
            + %(w_recency)s * exp(-ln(2) * greatest(date_part('epoch', %(as_of)s - s.valid_from) / 86400, 0) / %(half_life)s)
            + %(w_importance)s * s.importance + %(w_confidence)s * s.confidence AS pre_prior
     FROM scope s LEFT JOIN bm25 ON bm25.id = s.id
@@ -495,7 +495,7 @@ def neighbour_pairs(sig: Signals) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(i, j, distance): memory j's source event is `distance` events before or after memory i's,
     in the same session, and the turns between them are an exchange (_voices). Memories without
     a source event have no neighbours. Set-based (numpy): at a subject's cap the ranking sees
-    ~700 rows and ~3,000 pairs a search, which a loop over them made ~15 ms of Python."""
+    ~700 rows and ~3,000 pairs a search, which a loop over them made ~18 ms of Python (~5 ms now)."""
     none = np.array([], dtype=int)
     rows = np.array([i for i, seq in enumerate(sig.seq) if seq is not None], dtype=int)
     if not len(rows):
@@ -671,7 +671,8 @@ SUPERSESSION = {
     # on blind_v5's dev split (k=1 current 65.9 -> 70.3 %; blind_v4 dev 53.1 -> 54.1, blind_v1
     # dev 60.9 -> 60.3). Held out: blind_v5 62.8 -> 65.5, blind_v4 50.5 -> 52.0, blind_v3 68.2 ->
     # 68.0; changed facts gain 4-10 points, unchanged ones lose 1-3 (a later change of a
-    # neighbouring attribute taken for the answer); LoCoMo R@1 -0.3 to -0.5 (docs/benchmarks.md).
+    # neighbouring attribute taken for the answer); LoCoMo R@1 -0.3 (tune) and -0.5 (test), R@5 and
+    # beyond unchanged (docs/benchmarks.md). cued_reach = 0 turns it off.
     "cued_reach": 3,
     "cued_similar": 0.1,
 }

@@ -5,8 +5,18 @@ PostgreSQL's rule that every column depends on the primary key. In the database 
 primary key is (tenant_id, id) (migration 0015), not the ORM's `id`, so PostgreSQL refuses
 `GROUP BY t.id` with other columns of t selected ("must appear in the GROUP BY clause"). For those
 models Django groups by every selected column instead: the same rows, a longer GROUP BY.
+
+And one driver limit raised: psycopg remembers where a statement's `%(name)s` placeholders are
+only for statements of at most 4,096 characters, and splits a longer one again on every
+execution. The search's ranking statement is ~7,700 (its comments say why each part is there),
+and re-splitting it cost ~0.9 ms of Python per search (cProfile, bench/request_cost.py). The
+cache stays bounded (128 statements, least recently used first out); only the length gate moves.
 """
 from django.db.backends.postgresql import base, features
+from psycopg import _queries
+
+STATEMENT_CACHE_LENGTH = 16_384
+_queries.MAX_CACHED_STATEMENT_LENGTH = max(_queries.MAX_CACHED_STATEMENT_LENGTH, STATEMENT_CACHE_LENGTH)
 
 
 def _database_pk_differs(model) -> bool:

@@ -135,11 +135,19 @@ qterms AS (
 stats AS (
     SELECT count(*)::float8 AS n, greatest(avg(dl), 1)::float8 AS avgdl FROM scope
 ),
+-- Any of the query's lexemes as a text-search query ('a' | 'b', with quotes and backslashes
+-- doubled inside the quotes); with none, NULL, which matches nothing.
+qany AS (
+    SELECT string_agg('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''', ' | ')::tsquery AS q
+    FROM qterms
+),
 tf AS (
     SELECT s.id, t.lexeme, q.qtf, coalesce(array_length(t.positions, 1), 1)::float8 AS tf, s.dl
     FROM scope s CROSS JOIN LATERAL unnest(s.search_vector) t JOIN qterms q ON q.lexeme = t.lexeme
-    -- Unnest only the memories that share a lexeme with the query (most share none).
-    WHERE tsvector_to_array(s.search_vector) && (SELECT array_agg(lexeme) FROM qterms)
+    -- Unnest only the memories that share a lexeme with the query (most share none): @@ looks
+    -- the lexemes up in the stored tsvector, where comparing arrays built one per row (~2 ms a
+    -- search at 10,000 memories).
+    WHERE s.search_vector @@ (SELECT q FROM qany)
 ),
 df AS (SELECT lexeme, count(*)::float8 AS df FROM tf GROUP BY lexeme),
 bm25 AS (

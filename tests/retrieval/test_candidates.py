@@ -59,3 +59,15 @@ def test_a_memory_under_an_attribute_the_query_asks_about_is_a_candidate(tenant_
     monkeypatch.setattr(retrieval, "CANDIDATES", 1)
     assert job.pk not in signals(tenant_a, "alice", "violin teacher").ids
     assert job.pk in signals(tenant_a, "alice", "violin teacher", keys=(("user:job", 1.0),)).ids
+
+
+def test_a_query_lexeme_with_a_quote_in_it_is_matched_as_written(tenant_a, actor):
+    # The query's lexemes become a text-search query inside quotes ('a' | 'b'): an apostrophe in
+    # one (a URL's path keeps it: "/menu'23") must be doubled, or the statement fails to parse.
+    conversation(tenant_a, "alice", actor, [("Anna", "The menu is at http://example.org/menu'23 now."),
+                                            ("Bob", "I'll read the lunch menu later.")])
+    sig = signals(tenant_a, "alice", "http://example.org/menu'23")
+    by_text = dict(zip(sig.ids, sig.bm25))
+    best = max(by_text, key=by_text.get)
+    assert by_text[best] > 0
+    assert "menu'23" in Memory.objects.get(pk=best).statement

@@ -105,6 +105,7 @@ def main() -> None:
             timed(args.profile)
             profile.disable()
             pstats.Stats(profile).sort_stats("cumulative").print_stats(40)
+            pstats.Stats(profile).sort_stats("tottime").print_stats(30)
     finally:
         benchdb.drop(args.database)
         from workers.celery import app

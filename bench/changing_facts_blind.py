@@ -5,11 +5,11 @@
 
 The data (bench/data/blind_v1 by default, `--data` for the others; see each README) was written
 by helpers that never read the extractor, the safety rules or bench/changing_facts.py. blind_v1,
-blind_v4 and blind_v5 have a dev and a held-out split; blind_v2 and blind_v3 are held out whole. Conversations are built like seed 000's
-experiment: 50 user turns (the user's name as the speaker), 8 facts about the user among small
-talk, 3 of them changed later, one question per fact at the end. Every turn goes through the
-service as an event (event_append, then the extraction job in this process, as a worker runs
-it), questions through memory_search and context_build. In the same run, over the same raw
+blind_v4, blind_v5 and blind_v6 have a dev and a held-out split; blind_v2 and blind_v3 are held
+out whole. Conversations are built like seed 000's experiment: 50 user turns (the user's name as
+the speaker), 8 facts about the user among small talk, 3 of them changed later, one question per
+fact at the end. Every turn goes through the service as an event (event_append, then the
+extraction job in this process, as a worker runs it), questions through memory_search and context_build. In the same run, over the same raw
 turns: plain MiniLM top-k (no memory design at all), the baseline the service must beat.
 
 Splits. dev: dev attributes with dev phrasings. heldout: the held-out attributes (any phrasing)
@@ -167,6 +167,8 @@ def dump_record(trace, evidence, turns, question, attr, changed, when) -> dict:
                   "sim": float(sig.sim[i]), "bm25": float(sig.bm25[i]), "valid": float(sig.valid_from_days[i]),
                   "episode": bool(sig.is_episode[i]), "key": sig.key[i], "cue": bool(sig.tells_change[i]),
                   "role": sig.role[i], "speaker": sig.speaker[i], "statement": rows[sig.ids[i]][0],
+                  "asks": bool(sig.asks[i]), "impersonal": bool(sig.impersonal[i]),
+                  "untrusted": bool(sig.untrusted[i]),
                   "vector": rows[sig.ids[i]][1]} for i in top],
     }
 
@@ -363,10 +365,10 @@ def main() -> None:
     global DATA
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=["dev", "heldout"], default="dev")
-    parser.add_argument("--data", default="blind_v1", choices=["blind_v1", "blind_v2", "blind_v3", "blind_v4", "blind_v5", "secrets_dev"],
+    parser.add_argument("--data", default="blind_v1", choices=["blind_v1", "blind_v2", "blind_v3", "blind_v4", "blind_v5", "blind_v6", "secrets_dev"],
                         help="blind_v2 and blind_v3 are held out whole (written after blind_v1's held-out split "
-                             "was seen): run them with --split heldout, never tune on them. blind_v4 and blind_v5 "
-                             "have a dev and a held-out split, as blind_v1")
+                             "was seen): run them with --split heldout, never tune on them. blind_v4, blind_v5 "
+                             "and blind_v6 have a dev and a held-out split, as blind_v1")
     parser.add_argument("--conversations", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--phases", nargs="+", default=["facts", "secrets"], choices=["facts", "secrets"])

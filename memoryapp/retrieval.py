@@ -594,13 +594,21 @@ def _answer_credit(base: np.ndarray, sig: Signals) -> np.ndarray:
 # (typed without the apostrophe too). A statement with its subject left out ("picked up the
 # cello instead") asks nothing and keeps its relevance; so do "when mum visits she brings cake"
 # and "what a day": a question word opens a question only before an auxiliary (what's, how do,
-# why are, which is, how many) or, for "who" and "how", before anything.
+# why are, which is, how many), or before a noun and an auxiliary ("what temperature should"),
+# or, for "whats", "who" and "how", before anything. "is", "are" and "does" open a question
+# before anything ("are robot vacuums worth it"); "was", "were" and "did" do not, because people
+# drop the subject ("did my loop of the park today"); "do", "can" and the like only before a
+# pronoun or a determiner. A request about the world is made with an imperative of the closed
+# class of asking verbs ("explain how tides work", "write a haiku about rain").
 # (An unbounded prefix: PostgreSQL's regular expressions expand a bounded one, "{1,60}", into
 # states, which cost 40 µs a row against 3.)
-QUESTION_OPENS = (r"^([^:\n]+:\s*)?((what|whats|when|where|which|why)('s|\s+(is|are|was|were|do|does|did|can|"
-                  r"could|would|should|will|has|have|had|to|kind|sort|type|time|about))|(who|how)\s+\w|"
-                  r"(is|are|do|does|can|could|would|should|will)\s+(it|there|this|that|these|those|the|a|an|any|"
-                  r"you|he|she|they|someone|anyone|people|everyone)\s)")
+QUESTION_OPENS = (r"^([^:\n]+:\s*)?((what|when|where|which|why)('s|\s+(is|are|was|were|do|does|did|can|"
+                  r"could|would|should|will|has|have|had|to|kind|sort|type|time|about))|(whats|who|how)\s+\w|"
+                  r"(what|which|whose)\s+\w+\s+(is|are|was|were|do|does|did|can|could|would|should|will)\s|"
+                  r"(is|are|does)\s+\w|"
+                  r"(do|can|could|would|should|will)\s+(it|there|this|that|these|those|the|a|an|any|"
+                  r"you|he|she|they|someone|anyone|people|everyone)\s|"
+                  r"(explain|describe|define|summari[sz]e|translate|recommend|suggest|compare|tell|write|list|give)\s)")
 SELF_WORDS = (r"\y(i|me|my|mine|myself|we|us|our|ours|ourselves|im|ive|lets|"
               r"ich|mich|mir|mein|meine|meinen|meinem|meiner|meines|wir|uns|unser|unsere|"  # German
               r"je|j|moi|mon|ma|mes|nous|notre|nos|"  # French
@@ -738,7 +746,10 @@ def answered_later(*, tenant: Tenant, sig: Signals, order: np.ndarray, weights: 
     when = sig.valid_from_days
     # Never an untrusted statement (a forwarded email, a web page) in place of a trusted answer.
     later = [b for b in range(1, len(pool)) if when[pool[b]] > when[top] and voice[b] == voice[0]
-             and (not sig.untrusted[pool[b]] or sig.untrusted[top])]
+             and (not sig.untrusted[pool[b]] or sig.untrusted[top])
+             # A question that says nothing of its asker ("are robot vacuums worth it?") states
+             # no value of theirs, so it answers no question about them in place of one that does.
+             and not (sig.impersonal is not None and sig.impersonal[pool[b]])]
     if not later:
         return order, {}
     # Near the top, two messages of one person need no word of change; never a fact, whose

@@ -48,6 +48,9 @@ PERSONAL = [
     "were out at the allotment all afternoon, knackered",
     "whats the plan for my birthday?",                        # a question, but about the speaker
     "tell my brother the match moved to six",                 # a request, about the speaker
+    "Write software for a shipping firm, mostly Go",          # the subject dropped: not a request
+    "give blood twice a year at the town hall",
+    "When Tomasz visits he brings pierogi",                   # "to" is not an auxiliary inside a name
 ]
 
 

@@ -594,8 +594,8 @@ def _answer_credit(base: np.ndarray, sig: Signals) -> np.ndarray:
 # (typed without the apostrophe too). A statement with its subject left out ("picked up the
 # cello instead") asks nothing and keeps its relevance; so do "when mum visits she brings cake"
 # and "what a day": a question word opens a question only before an auxiliary (what's, how do,
-# why are, which is, how many), or before a noun and an auxiliary ("what temperature should"),
-# or, for "whats", "who" and "how", before anything. "is", "are" and "does" open a question
+# why are, which is, how many), for "what", "which" and "whose" also a word later ("what
+# temperature should"), and for "whats", "who" and "how" before anything. "is", "are" and "does" open a question
 # before anything ("are robot vacuums worth it"); "was", "were" and "did" do not, because people
 # drop the subject ("did my loop of the park today"); "do", "can" and the like only before a
 # pronoun or a determiner. A request about the world made with an asking verb ("explain how

@@ -7,7 +7,7 @@ primary key is (tenant_id, id) (migration 0015), not the ORM's `id`, so PostgreS
 models Django groups by every selected column instead: the same rows, a longer GROUP BY.
 
 And one driver limit raised: psycopg remembers where a statement's `%(name)s` placeholders are
-only for statements of at most 4,096 characters, and splits a longer one again on every
+only for statements of at most 4,096 bytes, and splits a longer one again on every
 execution. The search's ranking statement is ~8,100 bytes (its comments say why each part is there),
 and re-splitting it cost ~0.9 ms of Python per search (cProfile, bench/request_cost.py). The
 cache stays bounded (128 statements, least recently used first out); only the length gate moves.

@@ -185,15 +185,17 @@ def test_the_pools_vectors_come_back_as_stored(tenant_a, actor):
         assert np.array_equal(vector, stored[memory_id][0]) and vector.shape == (retrieval.embeddings.DIMENSIONS,)
 
 
-def _near_pair(monkeypatch, *, episodes: bool):
+def _near_pair(monkeypatch, *, episodes: bool, impersonal: bool = False):
     """Four hits: the best (0), a later statement right behind it saying much the same thing (1),
-    and two unrelated ones; the vectors come from the pool's lookup, as in a search."""
+    asking something and saying nothing of its speaker if `impersonal`, and two unrelated ones;
+    the vectors come from the pool's lookup, as in a search."""
     from memoryapp import retrieval
 
     sig = _signals(sims=[0.9, 0.85, 0.5, 0.4], bm25=[0] * 4, seqs=[1, 30, 5, 9], roles=["user"] * 4)
     sig.valid_from_days = np.array([1.0, 40.0, 2.0, 3.0])
     sig.tells_change = np.zeros(4, bool)  # no word of change anywhere
     sig.is_episode = np.full(4, episodes)
+    sig.impersonal = np.array([False, impersonal, False, False])
     sig.key = [""] * 4
     basis = np.eye(retrieval.embeddings.DIMENSIONS)
     vectors = [basis[0] + basis[1], basis[0] + 0.9 * basis[1] + 0.2 * basis[2], basis[3], basis[4]]
@@ -256,20 +258,8 @@ def test_a_later_fact_right_behind_another_is_not_taken_for_a_new_version_of_it(
 def test_a_question_that_says_nothing_of_the_person_never_answers_in_place_of_their_statement(monkeypatch):
     # "the hoover we have is a Vax" / right behind it, later: "are cordless hoovers any good" --
     # much alike, same person, but it states nothing of theirs.
-    from memoryapp import retrieval
-
     def first_two(impersonal):
-        sig = _signals(sims=[0.9, 0.85, 0.5, 0.4], bm25=[0] * 4, seqs=[1, 30, 5, 9], roles=["user"] * 4)
-        sig.valid_from_days = np.array([1.0, 40.0, 2.0, 3.0])
-        sig.tells_change = np.zeros(4, bool)
-        sig.is_episode = np.ones(4, bool)
-        sig.key = [""] * 4
-        sig.impersonal = np.array([False, impersonal, False, False])
-        basis = np.eye(retrieval.embeddings.DIMENSIONS)
-        vectors = [basis[0] + basis[1], basis[0] + 0.9 * basis[1] + 0.2 * basis[2], basis[3], basis[4]]
-        monkeypatch.setattr(retrieval, "_pool_rows", lambda *, tenant, ids: {
-            i: (np.asarray(vectors[i], dtype=np.float32), f"statement {i}") for i in ids})
-        order, later = retrieval.answered_later(tenant=None, sig=sig, order=np.array([0, 1, 2, 3]))
+        order, later = _near_pair(monkeypatch, episodes=True, impersonal=impersonal)
         return list(order[:2]), later
 
     assert first_two(impersonal=True) == ([0, 1], {})

@@ -21,6 +21,15 @@ import unicodedata
 
 # --- credential words -------------------------------------------------------------------------
 
+# Letters of other scripts drawn like Latin ones (the common confusables), mapped to them.
+LOOKALIKES = str.maketrans({
+    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s",
+    "ԁ": "d", "ԛ": "q", "ԝ": "w", "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O",
+    "Р": "P", "С": "C", "Т": "T", "Х": "X", "І": "I", "Ѕ": "S", "Ј": "J",
+    "α": "a", "ο": "o", "ν": "v", "ρ": "p", "τ": "t", "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H",
+    "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
+})
+
 # stem (accent-free, lower case) -> kind. Long stems match inside any word.
 LONG_STEMS = {
     # password in English, German, Dutch, Spanish, Portuguese, Polish, Scandinavian, Finnish, Czech,
@@ -56,6 +65,17 @@ LONG_STEMS = {
     "verification": "one_time_code", "verifizierung": "one_time_code", "verificacion": "one_time_code",
     "verifica": "one_time_code", "verificacao": "one_time_code", "weryfikac": "one_time_code",
     "verificatie": "one_time_code",
+    # password in more languages written in Latin letters: Hungarian's possessive stem ("jelszavam"),
+    # Lithuanian, Icelandic, Estonian, Croatian / Serbian / Bosnian, Catalan, Galician, Basque,
+    # Welsh, Irish, Albanian, Afrikaans, Esperanto, Swahili, Malay
+    "jelszav": "password", "slaptazod": "password", "lykilord": "password", "parool": "password",
+    "salasona": "password", "lozink": "password", "contrasenya": "password", "contrasinal": "password",
+    "pasahitz": "password", "cyfrinair": "password", "pasfhocal": "password", "fjalekalim": "password",
+    "wagwoord": "password", "pasvort": "password", "nenosiri": "password", "nywila": "password",
+    "katalaluan": "password",
+    # PIN in Finnish; verification in Indonesian / Malay, Croatian / Serbian, Hungarian
+    "tunnusluku": "pin", "tunnusluvu": "pin", "verifikasi": "one_time_code", "verifikacij": "one_time_code",
+    "ellenorzo": "one_time_code",
 }
 # Short stems: a whole word, a part of a hyphenated compound, or an inflection listed here.
 SHORT_STEMS = {
@@ -68,6 +88,11 @@ SHORT_STEMS = {
     # "code", "codes", "código" and "codice" as whole words are credentials.CREDENTIAL_WORDS' own
     # (which knows "zip code" and "dress code" are none).
     "codigos": "code", "codici": "code", "kod": "code", "kodu": "code", "kodem": "code", "kode": "code", "koden": "code", "koodi": "code",
+    "kodas": "code", "kodo": "code", "kood": "code", "koda": "code", "kodi": "code",
+    # password in Slovenian, Croatian / Serbian / Bosnian, Indonesian (as whole words: "sandi" and
+    # "sifra" are names too, so only their inflections are listed)
+    "geslo": "password", "gesla": "password", "geslom": "password", "sifra": "password", "sifru": "password",
+    "sifrom": "password", "sandi": "password", "sandinya": "password",
 }
 # The tail of a compound: "Tresorcode", "Handy-PIN" (hyphenated parts are words already), "Bankpin".
 COMPOUND_TAILS = {"code": "code", "codes": "code", "kode": "code", "koden": "code", "pin": "pin",
@@ -142,7 +167,7 @@ UNITS = frozenset(
     "week day hour minute second word page item point piece seat bed room".split()
 )
 
-_FOLD = str.maketrans({"ł": "l", "ø": "o", "ß": "ss", "æ": "ae", "œ": "oe", "đ": "d", "ı": "i"})
+_FOLD = str.maketrans({"ł": "l", "ø": "o", "ß": "ss", "æ": "ae", "œ": "oe", "đ": "d", "ı": "i", "ð": "d", "þ": "th"})
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "@": "a", "$": "s", "5": "s", "7": "t"})
 _PARTS = re.compile(r"[-_/]")
 
@@ -161,6 +186,39 @@ LONG_STEMS.update({fold(word): kind for word, kind in (
     ("비밀번호", "password"),
 )})
 _LONG = re.compile("|".join(sorted(LONG_STEMS, key=len, reverse=True)))
+
+# Credential words of scripts whose words a Latin tokeniser cuts apart (Indic vowel signs are no
+# word characters) or whose letters normalising maps to Latin look-alikes (Cyrillic "пароль" is
+# read as "пapoль"): looked for in the whole normalised text, each a phrase or a stem.
+_SCRIPT_WORDS = [
+    ("password", (
+        # Russian, Ukrainian, Belarusian, Bulgarian ("парола"), Serbian and Macedonian ("лозинка")
+        r"(?<!\w)парол[ьяюеіиа]\w*|(?<!\w)лозинк\w*|"
+        # Greek ("κωδικός" is as often the password as a code), Hebrew, Arabic, Persian, Urdu
+        r"συνθηματικ\w*|(?<!\w)κωδικ\w*|סיסמ\w*|كلم[ةه]\s+(?:ال)?(?:مرور|سر)|گذرواژه|(?:رمز|کلمه)\s+عبور|"
+        r"پاس\s?ورڈ|"
+        # Hindi / Marathi / Nepali, Bengali, Tamil, Telugu, Gujarati, Punjabi, Kannada, Malayalam
+        r"पासवर्ड|कूटशब्द|पासवर्ड|পাসওয়ার্ড|কটশব্দ|கடவுச்சொல்|పాస్వర్డ్|પાસવર્ડ|ਪਾਸਵਰਡ|ಪಾಸ್ವರ್ಡ್|പാസ്വേഡ്|"
+        # Thai, Vietnamese, Romanian (written without their accents, in credentials.CREDENTIAL_WORDS)
+        r"รหัสผ่าน|m[ậa]t\s+kh[ẩa]u|(?<!\w)parolă\w*")),
+    ("pin", (
+        r"(?<!\w)(?:пин|пін|пинкод)(?:-?код\w*)?(?!\w)|(?<!\w)ПИН(?!\w)|(?<!\w)PIN-?код\w*|"
+        r"पिन|পিন|ਪਿੰਨ|(?:ال)?رقم\s+(?:ال)?سري|m[ãa]\s+pin|namba\s+ya\s+siri")),
+    ("one_time_code", (
+        r"(?<!\w)код\w*\s+(?:подтвержд|доступ|верификац|из\s+смс|из\s+sms|з\s+смс)\w*|"
+        r"رمز\s+(?:ال)?تحقق|کد\s+تایید|קוד\s+(?:אימות|חד[-\s]פעמי)|ओटीपी|"
+        r"验证码|驗證碼|認証コード|確認コード|인증\s?번호|인증\s?코드|m[ãa]\s+x[áa]c\s+(?:nh[ậa]n|minh)|m[ãa]\s+otp")),
+    # a bare "code", which takes digits only (as credentials.CREDENTIAL_WORDS' "code")
+    # (not an error's, a country's, a city's, a product's, a discount's or a postal code)
+    ("code", r"(?<!\w)код(?:а|ом|у)?(?!\w)(?!\s+(?:ошибк|стран|город|товар|регион|скидк|купон|промо|почтов|продукт))|"
+             r"(?<!\w)קוד(?!\w)(?!\s+(?:שגיאה|מדינה|אזור|הנחה|קופון|מוצר|דואר))|"
+             r"(?<!\w)رمز(?!\w)(?!\s+(?:ال)?(?:خطأ|بريد|دولة|منطقة|خصم|منتج))|"
+             r"รหัส(?!ผ่าน|ไปรษณีย์|สินค้า|ส่วนลด|ประเทศ|ข้อผิดพลาด)|(?<!\w)کد(?!\w)(?!\s+(?:پستی|خطا|تخفیف|کشور))"),
+    # Chinese, Japanese, Korean words the stems above lack; Korean's as a whole word with its
+    # particle ("암호화폐" is a cryptocurrency)
+    ("password", r"口令|パスコード|(?<![가-힣])(?:암호|비번)(?:는|가|를|은|이|을)?(?![가-힣])"),
+]
+SCRIPT_WORDS = [(kind, re.compile("(?i)" + pattern.translate(LOOKALIKES))) for kind, pattern in _SCRIPT_WORDS]
 
 
 def _possessive(folded: str) -> str:

@@ -37,7 +37,8 @@ import unicodedata
 from dataclasses import dataclass
 
 from memoryapp.credential_lexicon import (
-    ACCESS_PHRASES, COUNTED_BEFORE, NOT_ACCESS_AFTER, UNITS, credential_word_kind, is_access_word,
+    ACCESS_PHRASES, COUNTED_BEFORE, LOOKALIKES, NOT_ACCESS_AFTER, SCRIPT_WORDS, UNITS, credential_word_kind,
+    is_access_word,
 )
 
 
@@ -49,16 +50,6 @@ class Finding:
 
 
 # --- normalising ------------------------------------------------------------------------------
-
-# Letters of other scripts drawn like Latin ones (the common confusables), mapped to them.
-_LOOKALIKES = str.maketrans({
-    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s",
-    "ԁ": "d", "ԛ": "q", "ԝ": "w", "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O",
-    "Р": "P", "С": "C", "Т": "T", "Х": "X", "І": "I", "Ѕ": "S", "Ј": "J",
-    "α": "a", "ο": "o", "ν": "v", "ρ": "p", "τ": "t", "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H",
-    "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
-})
-
 
 # Three or more single letters or digits with a space, a dot, a hyphen or an underscore (or a
 # spaced one, "3 . 8 . 0") between them: a word or a value spelt out ("P I N", "p a s s w o r d",
@@ -76,7 +67,7 @@ def normalise(text: str) -> tuple[str, list[int]]:
     for index, char in enumerate(text):
         if unicodedata.category(char) == "Cf":  # zero-width spaces and joiners, BOM, soft hyphen
             continue
-        for normal in unicodedata.normalize("NFKC", char).translate(_LOOKALIKES):
+        for normal in unicodedata.normalize("NFKC", char).translate(LOOKALIKES):
             out.append(normal)
             origin.append(index)
     return _joined_spaced_out("".join(out), origin)
@@ -96,6 +87,10 @@ def _joined_spaced_out(normal: str, origin: list[int]) -> tuple[str, list[int]]:
                 joined.append(normal[i])
                 joined_origin.append(origin[i])
         last = match.end()
+        # An abbreviation's last dot ("p.i.n. for the app") belongs to it and ends no sentence.
+        if normal[match.start() + 1] == "." and normal[last:last + 2] in (". ", ".") and \
+                normal[last + 2:last + 3].islower():
+            last += 1
     joined.append(normal[last:])
     joined_origin += origin[last:]
     return "".join(joined), joined_origin
@@ -145,6 +140,8 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         r"(?i)\b(?:pass(?:word|wd|phrase|code)s?|pwd|pw|passwort|kennwort|contrase[ñn]a|clave|"
         r"mot\s+de\s+passe|mdp|senha|pass(?=\s*[:=])|key(?=\s*[:=])|parola\s+d'ordine|chiave\s+di\s+accesso|"
         r"(?:secret|code|safe)\s*(?:phrase|words?)|"
+        # Vietnamese and Romanian without their accents ("parola" alone is Italian's "word")
+        r"mat\s+khau|parol[aă](?=\s+(?:mea|ta|sa|noastr[aă]|de\s+la)\b)|"
         r"wi-?fi(?:\s+(?:key|password|code))?)\b")),
     # The answer to a security question, not the question ("the security question was 'first pet'").
     # In French, Spanish, Italian, Portuguese and Polish too (German and Dutch name it in one
@@ -152,6 +149,8 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
     ("security_answer", re.compile(
         r"(?i)\b(?:(?:security|secret|memorable)\s+(?:questions?\s+)?(?:answers?|words?|information)|"
         r"answers?\s+to\s+(?:my|the)\s+(?:security|secret)\s+questions?|"
+        # the two questions banks ask most, named without the word "question"
+        r"(?:mother|mum|mom|mam)['’]?s\s+maiden\s+name|first\s+pet['’]?s\s+name|name\s+of\s+(?:my|our)\s+first\s+pet|"
         r"(?:r[ée]ponses?|respuestas?|rispost[ae]|respostas?)\s+(?:secr[eè]te?s?|secretas?|segret[ae]|"
         r"de\s+s[ée]curit[ée]|de\s+seguridad|di\s+sicurezza|de\s+seguran[çc]a)|"
         r"(?:r[ée]ponses?|respuestas?|rispost[ae]|respostas?|odpowied[źz]|answers?)\s+(?:[^\W\d]+\s+){0,3}?"
@@ -159,17 +158,28 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
     ("api_key", re.compile(
         r"(?i)\b(?:api\s*(?:key|token)|access\s+(?:key|token)|auth\s+token|secret(?:\s+key)?|token|"
         r"chave|cl[ée]|schl[üu]ssel|chiave|llave)\b")),
+    # The half of a key pair that must stay private, and the keys that sign or spend ("my metamask
+    # private key is 0x…"). A public key is none: safety.PUBLIC_KEY drops what overlaps one.
+    ("private_key", re.compile(
+        r"(?i)\b(?:priv(?:ate)?[ _-]?keys?|(?:signing|wallet|spending|master|encryption|decryption)\s+keys?)\b")),
     ("national_id", re.compile(
         r"(?i)\b(?:ssn|social\s+security(?:\s+number)?|social(?=\s*(?:is|was|:|#|no\b|number))|national\s+(?:insurance|id(?:entity)?)(?:\s+number)?|"
         r"dni|nie|nif|cpf|codice\s+fiscale|s[ée]curit[ée]\s+sociale|personalausweis(?:nummer)?|"
         r"steuer-?id|tax\s+(?:id|number)|passport\s+number)\b")),
     # The digits on the back of a card: three or four of them, named. (A bare "CVC" or "CSC" is
     # as often a boiler or a course: "CSC 263".)
-    ("card_security_code", re.compile(r"(?i)\b(?:cvv2?|cvc2|card\s+(?:security|verification)\s+(?:code|value))\b")),
+    ("card_security_code", re.compile(
+        r"(?i)\b(?:cvv2?|cvc2|card\s+(?:security|verification)\s+(?:code|value)|"
+        # ... or described by where it is printed: "the little number on the back of my visa"
+        r"(?:numbers?|digits|code)\s+on\s+the\s+back\s+of\s+(?:the|my|our|your|his|her|their)\s+"
+        r"(?:[\w-]+\s+)?(?:card|visa|mastercard|amex|maestro))\b")),
     # A card's number in part ("card is 4111 1111"): digits only, at least CARD_DIGITS of them, so
     # "the card ending in 4242" stays a fact.
     ("card_number", re.compile(
-        r"(?i)\b(?:(?:credit|debit|bank|visa|mastercard|amex)\s+)?card(?:\s+(?:number|no\.?|#))?\b")),
+        r"(?i)\b(?:(?:(?:credit|debit|bank|visa|mastercard|amex)\s+)?card|"
+        # a card named by its network alone ("the amex is 3714 496353"); not "visa", which is
+        # as often the one in a passport
+        r"amex|american\s+express|mastercard|maestro)(?:\s+(?:number|no\.?|#))?\b")),
     # A box that holds a key opens with digits: "the keybox at the cottage is 4 7 1 2".
     ("code", re.compile(r"(?i)\b(?:key\s*box|lock\s*box|key\s+safe)\b")),
     # A bare "code" only with digits for a value ("the code for the side gate is 4412", "... is
@@ -186,6 +196,8 @@ def credential_words(text: str) -> list[tuple[str, int, int]]:
     of CREDENTIAL_WORDS, and any other word whose stem names one in a common language
     (credential_lexicon: "Firmenpasswort", "wachtwoord", "hasłem", "Tresorcode", "SIM-PIN")."""
     found = [(kind, m.start(), m.end()) for kind, pattern in CREDENTIAL_WORDS for m in pattern.finditer(text)]
+    if not text.isascii():
+        found += [(kind, m.start(), m.end()) for kind, pattern in SCRIPT_WORDS for m in pattern.finditer(text)]
     covered = sorted((start, end) for _, start, end in found)
     for token in _WORD.finditer(text):
         kind = credential_word_kind(token.group())
@@ -252,7 +264,7 @@ _MAX_UNASSIGNED_WORDS = 2
 _MAX_PASSPHRASE_WORDS = 6
 # A wallet's recovery phrase is 12 to 24 plain words.
 _MAX_RECOVERY_WORDS = 24
-_MAX_DIGIT_GROUPS = 12
+_MAX_DIGIT_GROUPS = 19  # a card number read out digit by digit
 _TOKEN = re.compile(r"\S+")
 _EDGE_PUNCTUATION = "\"'()[]{}<>,;.!?“”‘’—–"
 _TIME = re.compile(r"(?i)^\d{1,2}[:.]\d{2}(?:am|pm)?$|^\d{1,2}(?:am|pm)$|^\d+(?:st|nd|rd|th)$"
@@ -320,10 +332,13 @@ def _digit_run(words: list, count: int) -> tuple[int, int] | None:
     many digits or characters), or None."""
     end = digits = groups = 0
     spelt = False
-    for raw, word, at in words[count:count + _MAX_DIGIT_GROUPS]:
+    window = words[count:count + _MAX_DIGIT_GROUPS]
+    for position, (raw, word, at) in enumerate(window):
         lowered = word.lower()
         if _DIGITS.match(word):
             digits += len(word)
+        elif _HYPHENED_DIGITS.match(word) and not groups:  # "613-840", read out in two halves
+            digits += sum(c.isdigit() for c in word)
         elif lowered in _NUMBER_WORDS:
             digits += 1
         elif len(word) == 1 and word.isalnum():
@@ -332,11 +347,25 @@ def _digit_run(words: list, count: int) -> tuple[int, int] | None:
         else:
             break
         end, groups = at + len(word), groups + 1
-        if raw != word:  # punctuation ends the value
-            break
+        if raw != word and not _listed_digit(raw, word, window[position + 1:position + 2]):
+            break  # punctuation ends the value
     if spelt and not any(c.isdigit() for c in text_between(words, count, end)):
         return None  # single letters alone ("a b c d") spell no credential
     return (end, digits, groups) if digits else None
+
+
+_HYPHENED_DIGITS = re.compile(r"^\d{2,4}(?:-\d{2,4})+$")
+
+
+def _listed_digit(raw: str, word: str, following: list) -> bool:
+    """Whether a comma after one digit (or number word) continues a value read out digit by
+    digit ("three, eight, eight, zero", "five five five five, five five five five"): the comma
+    follows a single digit or a number word, and another comes next."""
+    if raw != word + "," or not following:
+        return False
+    nxt = following[0][1].lower()
+    single = lambda w: len(w) == 1 and w.isdigit() or w in _NUMBER_WORDS  # noqa: E731
+    return single(word.lower()) and single(nxt)
 
 
 def text_between(words: list, count: int, end: int) -> str:
@@ -367,6 +396,7 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
             continue
         # A lone letter may start a spelt value, but not the Italian or French "is" (è, é).
         starts_run = _DIGITS.match(word) or lowered in _NUMBER_WORDS or (
+            _HYPHENED_DIGITS.match(word) and credential_shaped(word, previous=previous)) or (
             len(word) == 1 and word.isalnum() and lowered not in _ASSIGNMENT)
         run = _digit_run(words, count) if starts_run and previous not in _PREPOSITIONS else None
         if run is not None and run[1] >= min_digits and (
@@ -437,6 +467,12 @@ def _clause_end(words: list, count: int, limit: int) -> int:
     return end
 
 
+def _digit_count(value: str) -> int:
+    """Digits in `value`, written as digits or as words ("five five five five, 4444")."""
+    return sum(c.isdigit() for c in value) + sum(
+        word.lower().strip(_EDGE_PUNCTUATION) in _NUMBER_WORDS for word in value.split())
+
+
 def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
     findings = []
     for kind, start, name_end in names:
@@ -448,7 +484,7 @@ def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
                         min_digits=3 if kind == "card_security_code" else 4)
         if end is None:
             continue
-        if kind == "card_number" and sum(c.isdigit() for c in text[name_end:end]) < CARD_DIGITS:
+        if kind == "card_number" and _digit_count(text[name_end:end]) < CARD_DIGITS:
             continue
         if kind == "pass":
             if text[name_end:end].strip(" :=").replace(" ", "").isdigit():
@@ -792,33 +828,61 @@ def _bare_key_material(text: str, inner) -> list[Finding]:
 
 # --- a password given to a program: a command's flag, an environment variable ------------------
 
-# MySQL's clients take the password glued to "-p" ("mysql -u root -pS3cret": case matters, "-P"
-# is the port); any program's "--password=…"; the variables the PostgreSQL, MySQL and Redis
-# clients read. A value must look like a credential ("-pretty boring" in prose is none), and
-# one that starts with "$" or "-" names a variable or another flag.
-_MYSQL_COMMAND = re.compile(r"(?i)\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)\b")
-_GLUED_P = re.compile(r"(?<![\w-])-p(?P<value>[^\s'\"`;|&$-][^\s'\"`;|&]{2,})")
+# Programs that take a password on their command line, each with its own flag: MySQL's clients
+# glued to "-p" ("mysql -u root -pS3cret": case matters, "-P" is the port), sshpass's "-p", zip's
+# "-P", 7-Zip's and RAR's glued "-p", openssl's "-k", redis-cli's "-a", the MongoDB shells' "-p",
+# SQL Server's "-P", ssh-keygen's "-N"/"-P" (new and old passphrase), "docker login -p". A flag
+# counts only inside a command of its program ("ssh -p 2222" is a port). A value must look like a
+# credential ("-pretty boring" in prose is none); one that starts with "$" or "-" names a
+# variable or another flag.
+_PROGRAM_FLAGS = [
+    (r"mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump", r"-p(?P<value>{glued})"),
+    (r"sshpass", r"-p\s*(?P<value>{value})"),
+    (r"zip|unzip|zipcloak", r"-P\s+(?P<value>{value})"),
+    (r"7z|7za|7zr|rar|unrar", r"-p(?P<value>{glued})"),
+    (r"openssl", r"-k\s+(?P<value>{value})"),
+    (r"redis-cli", r"-a\s+(?P<value>{value})"),
+    (r"mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport", r"-p\s+(?P<value>{value})"),
+    (r"sqlcmd|bcp|osql", r"-P\s*(?P<value>{value})"),
+    (r"ssh-keygen", r"-[NP]\s+(?P<value>{value})"),
+    (r"(?:docker|podman|nerdctl)\s+login", r"-p\s+(?P<value>{value})"),  # ("docker run -p" maps a port)
+]
+_VALUE = r"[^\s'\"`;|&$-][^\s'\"`;|&]{2,}"
+_PROGRAMS = [(re.compile(r"(?i)(?<![\w./-])(?:" + command + r")(?![\w-])"),
+              re.compile(r"(?<![\w-])" + flag.format(glued=_VALUE, value=_VALUE)))
+             for command, flag in _PROGRAM_FLAGS]
 _COMMAND_END = re.compile(r"[\n;|&]")  # a new line or command: "mysql …; ssh -p2222" is two
-_NAMED_PASSWORD = re.compile(r"(?<![\w-])--pass(?:word)?=(?P<value>[^\s'\"$-][^\s'\"]{2,})"
-                             r"|\b(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH)=(?P<env>[^\s'\"$][^\s'\"]*)")
+# Any program's long flag for a password or passphrase ("--password=…", "--passphrase …",
+# keytool's "-storepass …"), openssl's "-pass pass:…", a "user:password" given to curl's "-u" or a
+# "user%password" to smbclient's "-U", and the variables the PostgreSQL, MySQL and Redis clients read.
+_NAMED_PASSWORD = re.compile(
+    r"(?<![\w-])--?(?:[a-z]+-)?(?:password|passwd|passphrase|pass|storepass|keypass|srcstorepass|deststorepass)"
+    r"(?:=|\s+)(?:pass:)?(?P<value>[^\s'\"$-][^\s'\"]{2,})"
+    r"|(?<![\w-])-(?:pass|passin|passout)\s+pass:(?P<literal>[^\s'\"]+)"
+    r"|(?<![\w-])(?:-u|--user)\s+['\"]?[^\s:'\"]+:(?P<userpass>[^\s'\"@]{3,})"
+    r"|(?<![\w-])-U\s+['\"]?[^\s%'\"]+%(?P<smbpass>[^\s'\"]{3,})"
+    r"|\b(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH|SSHPASS)=(?P<env>[^\s'\"$][^\s'\"]*)")
 
 
 def _given_to_a_program(text: str) -> list[Finding]:
-    """Each pattern runs once over the text and each glued "-p" is matched to the commands
-    before it by bisection, so a long message of them costs linear time."""
+    """Each pattern runs once over the text and each flag is matched to the commands before it
+    by bisection, so a long message of them costs linear time."""
     findings = [Finding("password", m.start(m.lastgroup), m.end(m.lastgroup)) for m in _NAMED_PASSWORD.finditer(text)
-                if credential_shaped(m.group(m.lastgroup)) or m.lastgroup == "env"]
-    commands = [m.start() for m in _MYSQL_COMMAND.finditer(text)]
-    if not commands:
-        return findings
-    ends = [m.start() for m in _COMMAND_END.finditer(text)]
-    for match in _GLUED_P.finditer(text):
-        at = match.start()
-        ended = bisect.bisect_left(ends, at)  # how many commands ended before this flag
-        command_start = ends[ended - 1] + 1 if ended else 0
-        before = bisect.bisect_left(commands, at)
-        if before and commands[before - 1] >= command_start and credential_shaped(match.group("value")):
-            findings.append(Finding("password", match.start("value"), match.end("value")))
+                if m.lastgroup != "value" or credential_shaped(m.group("value"))]
+    ends = None
+    for command, flag in _PROGRAMS:
+        commands = [m.start() for m in command.finditer(text)]
+        if not commands:
+            continue
+        if ends is None:
+            ends = [m.start() for m in _COMMAND_END.finditer(text)]
+        for match in flag.finditer(text):
+            at = match.start()
+            ended = bisect.bisect_left(ends, at)  # how many commands ended before this flag
+            command_start = ends[ended - 1] + 1 if ended else 0
+            before = bisect.bisect_left(commands, at)
+            if before and commands[before - 1] >= command_start and credential_shaped(match.group("value")):
+                findings.append(Finding("password", match.start("value"), match.end("value")))
     return findings
 
 

@@ -48,8 +48,10 @@ SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("passport_number", re.compile(r"(?i)\bpassport (?:number|no\.?|#)(?:\s+(?:is|was))?\s*[:=]?\s*[A-Z0-9]{6,9}\b")),
     # The answer, not the question: "the security question was 'name of your first pet'" is not one.
     ("security_answer", re.compile(
-        r"(?i)\b(?:mother'?s maiden name|security answer|first pet'?s name|"
-        r"answer (?:to|for) [^.\n]{0,60}?\bquestions?)\b[^.\n]{0,30}?\b(?:is|was|:)\s+[^\s.,]+")),
+        r"(?i)\b(?:security answer|"  # (a mother's maiden name and a first pet: credentials.py)
+        r"answer (?:to|for) [^.\n]{0,60}?\bquestions?)\b[^.\n]{0,30}?\b(?:is|was|:)\s+"
+        # ... and the answer itself, not where it is written ("is on the form")
+        r"(?!(?:in|on|at|the|a|an|not|never|somewhere|written|stored|saved|kept|under|behind|inside)\b)[^\s.,]+")),
     ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
     ("github_token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{30,}\b")),
     ("openai_key", re.compile(r"\bsk-(?:proj-|live-|test-)?[A-Za-z0-9_-]{20,}\b")),
@@ -73,6 +75,25 @@ SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
     # The UK's National Insurance number: two letters, three pairs of digits, a letter.
     ("national_id", re.compile(r"\b[A-CEGHJ-PR-TW-Z]{2}\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-D]\b")),
 ]
+
+
+# An SSH public key (its type, then its base64 body) or a PEM public key or certificate.
+PUBLIC_KEY = re.compile(
+    r"\b(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d{3}|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)"
+    r"\s+AAAA[A-Za-z0-9+/]+=*"
+    r"|-----BEGIN (?:SSH2 |RSA |EC )?(?:PUBLIC KEY|CERTIFICATE)-----[\s\S]*?-----END (?:SSH2 |RSA |EC )?(?:PUBLIC KEY|CERTIFICATE)-----")
+
+# Around a long number, words that make it a parcel's, an order's or a booking's reference
+# (a 14-digit tracking number passes the Luhn check one time in ten) unless a card is named too.
+_REFERENCE_WORDS = re.compile(
+    r"(?i)\b(?:tracking|parcel|package|shipment|consignment|waybill|courier|delivery|order|invoice|"
+    r"booking|reservation|ref|reference|ticket|receipt|isbn|imei|serial)\b")
+_CARD_WORDS = re.compile(r"(?i)\b(?:card|visa|mastercard|amex|maestro|discover|cvv|cvc|expiry|expires|debit|credit|pay|paid|charge|charged)\b")
+
+
+def _names_a_parcel_or_order(text: str, start: int, end: int) -> bool:
+    around = text[max(0, start - 40):start] + " " + text[end:end + 40]
+    return bool(_REFERENCE_WORDS.search(around)) and not _CARD_WORDS.search(around)
 
 
 def _luhn_ok(digits: str) -> bool:
@@ -111,14 +132,19 @@ def find_secrets(text: str, *, continues: bool = False, carried: bool = False) -
                 digits = re.sub(r"\D", "", match.group())
                 if not (13 <= len(digits) <= 19 and _luhn_ok(digits)):
                     continue
+                if match.group().isdigit() and _names_a_parcel_or_order(normal, *match.span()):
+                    continue  # (grouped as a card is printed, it is one whatever surrounds it)
             if kind == "iban" and not _iban_ok(match.group()):
                 continue  # a parcel's tracking code has the shape, not the check digits
             found.append(SecretFinding(kind, *match.span()))
     found += seed_phrases(normal)
+    public = [m.span() for m in PUBLIC_KEY.finditer(normal)]
     found += [SecretFinding(f.kind, f.start, f.end)
               for f in described_credentials(normal, _holds_secret, carried=carried or continues)]
     if continues and (finding := continued_credential(normal)) is not None:
         found.append(SecretFinding(finding.kind, finding.start, finding.end))
+    if public:  # a public key is meant to be handed out, whatever its body looks like
+        found = [f for f in found if not any(f.start < end and start < f.end for start, end in public)]
     # Overlapping findings merge into one span (the one starting first names it): a token shape
     # inside a longer described credential must not leave the rest of that credential behind.
     merged: list[SecretFinding] = []

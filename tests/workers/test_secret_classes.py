@@ -182,6 +182,39 @@ CREDENTIALS = [
     ("punch in 4821 at the side gate", "4821"),
     ("just key in 2580 and push", "2580"),
     ("mysql -u app -pW1ndmill_88 && echo ok", "W1ndmill_88"),
+    # 2026-12-04 night: a key that signs or spends, a card's security code named by where it is
+    # printed, a card named by its network, digits read out one by one with commas, a code in
+    # two halves, an abbreviation spelt with dots, the answers banks ask for most
+    ("the wallet private key is 0x1c50e54c4ee18f45e45b19a014491e4cbd9d1e268c20f3eef15c0ad4dbb1800f",
+     "0x1c50e54c4ee18f45e45b19a014491e4cbd9d1e268c20f3eef15c0ad4dbb1800f"),
+    ("the 3 digits on the back of her mastercard: 552", "552"),
+    ("the mastercard number, for the booking, is 5105 1051 0510", "5105 1051 0510"),
+    ("the code they read out was nine, one, four, four, seven, two", "nine, one, four, four, seven, two"),
+    ("the login code is 402-917, it expires soon", "402-917"),
+    ("the p.w. for the staff wifi is Heron!Gate7", "Heron!Gate7"),
+    ("when the bank asks for mum's maiden name it's Okonkwo", "Okonkwo"),
+    # a password given to a program with its own flag, or in openssl's, curl's or keytool's form
+    ("sshpass -p Quartz_Lake8 scp backup.tar nas:/vol", "Quartz_Lake8"),
+    ("unzip -P Maple*Leaf31 reports.zip, why does it say bad crc", "Maple*Leaf31"),
+    ("curl -u deploy:Birch_Wind6 https://ci.example.com/job", "Birch_Wind6"),
+    ("openssl rsa -in key.pem -passin pass:Cobalt_Owl4 -out plain.pem", "Cobalt_Owl4"),
+    ("redis-cli -a Velvet_Moth3 FLUSHALL deleted everything", "Velvet_Moth3"),
+    ("keytool -list -keystore app.jks -storepass Amber-Fjord2", "Amber-Fjord2"),
+    # password, PIN and code in more languages and scripts
+    ("Мой пароль от роутера Sosna_4421", "Sosna_4421"),
+    ("μου είπε ότι ο κωδικός του wifi είναι Thalassa_88", "Thalassa_88"),
+    ("סיסמת הוויפי היא Yam_Melach7", "Yam_Melach7"),
+    ("كلمة السر للراوتر هي Qamar_2290", "Qamar_2290"),
+    ("पिन नंबर 6613 किसी को मत बताना", "6613"),
+    ("Mã PIN thẻ ATM của tôi là 5521", "5521"),
+    ("kata sandi wifi kantor: Kopi_Susu88", "Kopi_Susu88"),
+    ("Lozinka za mail je Jabuka_2024!", "Jabuka_2024!"),
+    ("Salasõna on Kuusk_5531", "Kuusk_5531"),
+    ("Az e-mail jelszavam Almafa_5512", "Almafa_5512"),
+    ("Fjalëkalimi im është Shqipe_4421", "Shqipe_4421"),
+    ("nywila yangu ni Tembo_7781", "Tembo_7781"),
+    ("Kodas į laiptinę 4471", "4471"),
+    ("Parola mea de la bancă este Stejar_9901", "Stejar_9901"),
 ]
 
 ORDINARY = [
@@ -428,6 +461,17 @@ ORDINARY = [
     "I use mysql at work -pretty boring stuff",
     "psql -U postgres --password mydb asks me every time",
     "mysql -uroot -p$MYSQL_ROOT_PASSWORD in the compose file",
+    # 2026-12-04 night: a transaction's hash, a parcel's number that passes the Luhn check, a
+    # public key, numbers listed with commas, where an answer is written, error and postal codes
+    "the tx hash was 0xd9270c5b066841d1848d4cd677cb388b874dc159a20023a6659220108ed3c6ba, still pending",
+    "dhl says the waybill 40512977305545 is stuck in customs",
+    "add this to authorized_keys: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIajGxC2arXxHWevfF9k2iSJw4csEvS5QZhK5/xzB4Soo me@desk",
+    "we need three, four, maybe five chairs for the code review",
+    "the lottery draw was 4, 12, 19, 23, 31 and 45",
+    "my mother's maiden name is on the old form, is that a problem",
+    "Код ошибки 1603 при установке, что делать?",
+    "ssh -p 2222 me@host and then docker run -p 8080:80 app",
+    "רמת הקוד שלי השתפרה מאז 2021",
 ]
 
 

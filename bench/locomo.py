@@ -358,11 +358,19 @@ def main(argv=None) -> None:
     ap.add_argument("--keep", action="store_true", help="keep the benchmark database")
     ap.add_argument("--reuse", action="store_true", help="reuse a kept database instead of ingesting again")
     ap.add_argument("--plot", default="docs/locomo_recall.png")
+    ap.add_argument("--relevance", nargs="*", metavar="NAME=VALUE",
+                    help="override a weight of retrieval.RELEVANCE for this run (to check a change tuned elsewhere)")
     args = ap.parse_args(argv)
     if args.tune and args.split != "tune":
         raise SystemExit("tune on the tune split only")
 
     benchdb.django_setup()
+    from memoryapp import retrieval
+    for override in args.relevance or []:
+        name, _, value = override.partition("=")
+        if name not in retrieval.RELEVANCE:
+            raise SystemExit(f"--relevance {name}: retrieval.RELEVANCE has no such weight")
+        retrieval.RELEVANCE[name] = type(retrieval.RELEVANCE[name])(value)
     from memoryapp import embeddings
     from memoryapp.actors import Actor
     from memoryapp.models import Subject

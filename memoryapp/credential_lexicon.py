@@ -134,8 +134,14 @@ NOT_ACCESS_AFTER = frozenset("clock clocks screen room rooms bell bells deposit 
 ACCESS_PHRASES = re.compile(
     # (not before a bare number: "signed in 1648", "logged on 2019" say when, not with what)
     r"(?i)\b(?:(?:log(?:s|ged|ging)?|sign(?:s|ed|ing)?)\s*(?:in|into|on|onto)\b(?![ \t]+\d)|"
-    r"(?:gets?|got|getting|lets?|letting)\s+(?:[^\W\d]+\s+){1,2}in(?:to|side)?\b|"
-    r"get(?:s|ting)?\s+(?:in|into)\b|(?:opens?|opened)(?!\s+(?:at|from|until|till|on|in|daily|every|late|early|again|up))|open\s+(?:the|my|our|it)|"
+    # someone let in ("gets me in", "let the cleaner in"; not "get around in", "getting scratched in")
+    r"(?:gets?|got|getting|lets?|letting)\s+(?:me|us|you|him|her|them|myself|ourselves|yourself|himself|herself|"
+    r"themselves|people|guests|visitors|everyone|anyone|someone|(?:the|a|an|my|our|your|his|her|their)\s+[^\W\d]+)"
+    r"\s+in(?:to|side)?\b|"
+    # a code that opens ("4821 opens the gate", "opened with 4821"); "opened Dymatize ISO100
+    # today" unpacked a thing, and "opened the box" is no lock
+    r"get(?:s|ting)?\s+(?:in|into)\b|opens?(?!\s+(?:at|from|until|till|on|in|daily|every|late|early|again|up))|"
+    r"opened\s+(?:with|using|by\s+typing)|open\s+(?:the|my|our|it)|"
     r"(?:to|can)\s+(?:access|enter|open|unlock)|access(?:es|ed)?\s+(?:my|the|our|your)|"
     r"(?:punch|key|tap|type)\s+in|ouvre|ouvrir|abre|abrir|apre|aprire|[oö]ffnen|openen|opent|otwiera|"
     r"se\s+connecter|iniciar\s+sesi[oó]n|acceder|accedere|entrar|acessar)\b"

@@ -155,6 +155,14 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         r"de\s+s[ée]curit[ée]|de\s+seguridad|di\s+sicurezza|de\s+seguran[çc]a)|"
         r"(?:r[ée]ponses?|respuestas?|rispost[ae]|respostas?|odpowied[źz]|answers?)\s+(?:[^\W\d]+\s+){0,3}?"
         + SECURITY_QUESTION_NAMES + r")\b")),
+    # A security question quoted, and what was put for it ("answer for 'first school':", "what i
+    # put for 'city where your parents met' is"): a quote, not a word, ends the name. The
+    # question asks about the person's past (a quiz's "why is the sky blue" is no such question).
+    ("security_answer", re.compile(
+        r"(?i)\b(?:answers?|what\s+(?:i|we)\s+(?:put|use|used|gave|wrote|typed|entered))\s+(?:for|to)\s+(?:the\s+)?"
+        r"['\"‘“](?=[^'\"’”\n]{0,60}\b(?:your|you|my|first|favou?rite|childhood|born|birth\w*|maiden|pet|school|"
+        r"street|teacher|nickname|mother|father|mum|mom|dad|parents|grand\w+|sibling|best\s+friend|hometown)\b)"
+        r"[^'\"’”\n]{3,60}['\"’”](?:\s+questions?\b)?")),
     ("api_key", re.compile(
         r"(?i)\b(?:api\s*(?:key|token)|access\s+(?:key|token)|auth\s+token|secret(?:\s+key)?|token|"
         r"chave|cl[ée]|schl[üu]ssel|chiave|llave)\b")),
@@ -171,7 +179,7 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
     ("card_security_code", re.compile(
         r"(?i)\b(?:cvv2?|cvc2|card\s+(?:security|verification)\s+(?:code|value)|"
         # ... or described by where it is printed: "the little number on the back of my visa"
-        r"(?:numbers?|digits|code)\s+on\s+the\s+back\s+of\s+(?:the|my|our|your|his|her|their)\s+"
+        r"(?:numbers?|digits?|code)\s+on\s+the\s+back\s+of\s+(?:the|my|our|your|his|her|their)\s+"
         r"(?:[\w-]+\s+)?(?:card|visa|mastercard|amex|maestro))\b")),
     # A card's number in part ("card is 4111 1111"): digits only, at least CARD_DIGITS of them, so
     # "the card ending in 4242" stays a fact.
@@ -315,7 +323,13 @@ def credential_shaped(token: str, *, previous: str = "") -> bool:
         return True
     if _GROUPED.match(token):
         return True  # "kqzv-ptwe-hmsa-rydc": an app password, a licence or recovery key in groups
-    return len(token) >= 8 and any(c.isupper() for c in token[1:]) and any(c.islower() for c in token)
+    return len(token) >= 8 and any(c.isupper() for c in token[1:]) and any(c.islower() for c in token) \
+        and not _JOINED_WORDS.match(token)
+
+
+# Words joined by a hyphen or an apostrophe, each capitalised or not: "Sub-Zero", "Jean-Luc",
+# "O'Sullivan" are names, not a password's mixed case.
+_JOINED_WORDS = re.compile(r"^[A-Z]?[a-z]+(?:[-'’][A-Z]?[a-z]+)+$")
 
 
 def _words(text: str, start: int):
@@ -589,7 +603,9 @@ THRESHOLD = 0.9
 # whole sentence ("das Kennwort ... steht nicht mehr auf dem Zettel, es ist jetzt Wolke7Blau").
 _CONTEXT_REACH = 5
 _SENTENCE_REACH = 25
-_KEEP = re.compile(r"(?i)\b(?:keep|kept|hold\s+onto|hang\s+on\s+to|stash|safekeeping|remember|memori[sz]e|"
+# ("keep this", "kept safe": not "can you keep Precision1 in", which is a contact lens)
+_KEEP = re.compile(r"(?i)\b(?:keep\s+(?:this|that|it|these|those|safe|hold\s+of)|kept\s+(?:safe|secret)|hold\s+onto|"
+                   r"hang\s+on\s+to|stash|safekeeping|remember|memori[sz]e|"
                    r"save|store|write\s+(?:it|this|that)?\s*down|note\s+(?:it|this|that)?\s*down|jot)\b")
 _VERSION = re.compile(r"^v?\d+(?:\.\d+){1,3}[a-z]?$", re.I)
 _DECIMAL = re.compile(r"^[-+]?\d*[.,]\d+$")
@@ -715,6 +731,10 @@ def _candidates(words: list, text: str) -> list[tuple[int, int, int, int, str]]:
     return found
 
 
+_BARE_NETWORK = re.compile(r"(?i)^wi-?fi$")
+_JOINS_A_NETWORK = frozenset("on onto to off from into with".split())
+
+
 def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = False) -> list[Finding]:
     words = list(_words(text, 0))
     candidates = _candidates(words, text)
@@ -724,13 +744,23 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
     sentence = _sentences(words)
     # Which words are credential words (by kind), access cues, or asks to keep something.
     named: dict[int, str] = {}
+    # "back on the wifi", "connect it to the wifi": a network something joins, and what comes
+    # before it is the device ("BlueKite-7731 for the wifi" is its password)
+    network: set[int] = set()
     for kind, start, end in names:
         if kind == "card_number":  # "the card ending in 4242" names a card, not a secret
             continue
         following = bisect.bisect_left(starts, end)
         if following < len(words) and words[following][1].lower() in _DESCRIBED:
             continue  # "password manager", "PIN pad", "kod pocztowy" name other things
-        named[max(0, bisect.bisect_right(starts, start) - 1)] = kind
+        index = max(0, bisect.bisect_right(starts, start) - 1)
+        named[index] = kind
+        if _BARE_NETWORK.match(text[start:end]):
+            before = index - 1
+            while before >= 0 and words[before][1].lower() in ("the", "my", "our", "your", "their", "his", "her"):
+                before -= 1
+            if before >= 0 and words[before][1].lower() in _JOINS_A_NETWORK:
+                network.add(index)
     access = {i for i, (_, word, _) in enumerate(words) if is_access_word(word)}
     for match in ACCESS_PHRASES.finditer(text):
         first = max(0, bisect.bisect_right(starts, match.start()) - 1)
@@ -742,7 +772,8 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
     for count, end_count, start, end, shape in candidates:
         near = _near(words, sentence, count, end_count,
                      reach=_SENTENCE_REACH if shape in ("strong", "random", "random_mixed") else _CONTEXT_REACH)
-        kinds = {named[i] for i in near if i in named}
+        # ("get the printer HL-L2350DW back on the wifi": a device before the network's name)
+        kinds = {named[i] for i in near if i in named and not (i in network and i > count)}
         # A bare "code" takes digits ("the discount code SUMMER20"), a bare "pass" anything but
         # digits ("bus pass 4471").
         kinds -= {"pass"} if shape == "digits" else {"code"}

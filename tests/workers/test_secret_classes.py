@@ -215,6 +215,12 @@ CREDENTIALS = [
     ("nywila yangu ni Tembo_7781", "Tembo_7781"),
     ("Kodas į laiptinę 4471", "4471"),
     ("Parola mea de la bancă este Stejar_9901", "Stejar_9901"),
+    # a security question quoted, and a card's code named by the digit
+    ("the answer to \"favourite teacher\" is Mrs Pryce", "Mrs Pryce"),
+    ("what we used for 'first street you lived on' was Larch Avenue", "Larch Avenue"),
+    ("the 4-digit on the back of my amex is 7731", "7731"),
+    ("Maple-Bay-207 for the guest wifi, if anyone asks", "Maple-Bay-207"),
+    ("the side door opened with 6620 last time", "6620"),
 ]
 
 ORDINARY = [
@@ -472,6 +478,14 @@ ORDINARY = [
     "Код ошибки 1603 при установке, что делать?",
     "ssh -p 2222 me@host and then docker run -p 8080:80 app",
     "רמת הקוד שלי השתפרה מאז 2021",
+    "the answer to 'why is the sky blue' is rayleigh scattering, apparently",
+    # a device before the network it joins, a car got around in, a thing unpacked or kept in,
+    # names joined by a hyphen
+    "can you get my old Canon EOS-550D back on the wifi",
+    "we get around in a Kia XCeed-2 mostly",
+    "the lenses are Acuvue Oasys1, can you keep them in overnight?",
+    "opened the Lego Technic 42115 box last night, took hours",
+    "what's the best combo for Shao-Kahn in the new game",
 ]
 
 

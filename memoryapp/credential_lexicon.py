@@ -70,12 +70,11 @@ LONG_STEMS = {
     # Welsh, Irish, Albanian, Afrikaans, Esperanto, Swahili, Malay
     "jelszav": "password", "slaptazod": "password", "lykilord": "password", "parool": "password",
     "salasona": "password", "lozink": "password", "contrasenya": "password", "contrasinal": "password",
-    "pasahitz": "password", "cyfrinair": "password", "pasfhocal": "password", "fjalekalim": "password",
+    "pasahitz": "password", "yfrinair": "password", "pasfhocal": "password", "fjalekalim": "password",
     "wagwoord": "password", "pasvort": "password", "nenosiri": "password", "nywila": "password",
     "katalaluan": "password",
     # PIN in Finnish; verification in Indonesian / Malay, Croatian / Serbian, Hungarian
     "tunnusluku": "pin", "tunnusluvu": "pin", "verifikasi": "one_time_code", "verifikacij": "one_time_code",
-    "ellenorzo": "one_time_code",
 }
 # Short stems: a whole word, a part of a hyphenated compound, or an inflection listed here.
 SHORT_STEMS = {
@@ -88,11 +87,9 @@ SHORT_STEMS = {
     # "code", "codes", "código" and "codice" as whole words are credentials.CREDENTIAL_WORDS' own
     # (which knows "zip code" and "dress code" are none).
     "codigos": "code", "codici": "code", "kod": "code", "kodu": "code", "kodem": "code", "kode": "code", "koden": "code", "koodi": "code",
-    "kodas": "code", "kodo": "code", "kood": "code", "koda": "code", "kodi": "code",
-    # password in Slovenian, Croatian / Serbian / Bosnian, Indonesian (as whole words: "sandi" and
-    # "sifra" are names too, so only their inflections are listed)
-    "geslo": "password", "gesla": "password", "geslom": "password", "sifra": "password", "sifru": "password",
-    "sifrom": "password", "sandi": "password", "sandinya": "password",
+    # password in Slovenian (Indonesian's "kata sandi" is a phrase in credentials.py: "Sandi" is a
+    # name; Croatian "šifra" is as often an article's code)
+    "geslo": "password", "gesla": "password", "geslom": "password",
 }
 # The tail of a compound: "Tresorcode", "Handy-PIN" (hyphenated parts are words already), "Bankpin".
 COMPOUND_TAILS = {"code": "code", "codes": "code", "kode": "code", "koden": "code", "pin": "pin",
@@ -200,8 +197,10 @@ _SCRIPT_WORDS = [
     ("password", (
         # Russian, Ukrainian, Belarusian, Bulgarian ("парола"), Serbian and Macedonian ("лозинка")
         r"(?<!\w)парол[ьяюеіиа]\w*|(?<!\w)лозинк\w*|"
-        # Greek ("κωδικός" is as often the password as a code), Hebrew, Arabic, Persian, Urdu
-        r"συνθηματικ\w*|(?<!\w)κωδικ\w*|סיסמ\w*|كلم[ةه]\s+(?:ال)?(?:مرور|سر)|گذرواژه|(?:رمز|کلمه)\s+عبور|"
+        # Greek ("κωδικός" is as often the password as a code, but not a postal code, an order's,
+        # an error's, a product's or a discount's), Hebrew, Arabic, Persian, Urdu
+        r"συνθηματικ\w*|(?<!ταχυδρομικός )(?<!ταχυδρομικό )(?<!\w)κωδικ\w*(?!\w)"
+        r"(?!\s+(?:παραγγελ|σφάλματ|προϊόντ|έκπτωσ|κουπονι|ταχυδρομ|περιοχ|χώρας|προσφορ)\w*)|סיסמ\w*|كلم[ةه]\s+(?:ال)?(?:مرور|سر)|گذرواژه|(?:رمز|کلمه)\s+عبور|"
         r"پاس\s?ورڈ|"
         # Hindi / Marathi / Nepali, Bengali, Tamil, Telugu, Gujarati, Punjabi, Kannada, Malayalam
         r"पासवर्ड|कूटशब्द|पासवर्ड|পাসওয়ার্ড|কটশব্দ|கடவுச்சொல்|పాస్వర్డ్|પાસવર્ડ|ਪਾਸਵਰਡ|ಪಾಸ್ವರ್ಡ್|പാസ്വേഡ്|"
@@ -209,22 +208,48 @@ _SCRIPT_WORDS = [
         r"รหัสผ่าน|m[ậa]t\s+kh[ẩa]u|(?<!\w)parolă\w*")),
     ("pin", (
         r"(?<!\w)(?:пин|пін|пинкод)(?:-?код\w*)?(?!\w)|(?<!\w)ПИН(?!\w)|(?<!\w)PIN-?код\w*|"
-        r"पिन|পিন|ਪਿੰਨ|(?:ال)?رقم\s+(?:ال)?سري|m[ãa]\s+pin|namba\s+ya\s+siri")),
+        # (in India a "पिन कोड" is a postal code)
+        r"पिन(?!\s*(?:कोड|कोड|नंबर\s+\d{6}))|পিন(?!\s*কোড)|ਪਿੰਨ|(?:ال)?رقم\s+(?:ال)?سري|m[ãa]\s+pin|namba\s+(?:\w+\s+)?ya\s+siri")),
     ("one_time_code", (
         r"(?<!\w)код\w*\s+(?:подтвержд|доступ|верификац|из\s+смс|из\s+sms|з\s+смс)\w*|"
         r"رمز\s+(?:ال)?تحقق|کد\s+تایید|קוד\s+(?:אימות|חד[-\s]פעמי)|ओटीपी|"
         r"验证码|驗證碼|認証コード|確認コード|인증\s?번호|인증\s?코드|m[ãa]\s+x[áa]c\s+(?:nh[ậa]n|minh)|m[ãa]\s+otp")),
     # a bare "code", which takes digits only (as credentials.CREDENTIAL_WORDS' "code")
     # (not an error's, a country's, a city's, a product's, a discount's or a postal code)
-    ("code", r"(?<!\w)код(?:а|ом|у)?(?!\w)(?!\s+(?:ошибк|стран|город|товар|регион|скидк|купон|промо|почтов|продукт))|"
-             r"(?<!\w)קוד(?!\w)(?!\s+(?:שגיאה|מדינה|אזור|הנחה|קופון|מוצר|דואר))|"
-             r"(?<!\w)رمز(?!\w)(?!\s+(?:ال)?(?:خطأ|بريد|دولة|منطقة|خصم|منتج))|"
-             r"รหัส(?!ผ่าน|ไปรษณีย์|สินค้า|ส่วนลด|ประเทศ|ข้อผิดพลาด)|(?<!\w)کد(?!\w)(?!\s+(?:پستی|خطا|تخفیف|کشور))"),
+    # ("трек-код", "штрих-код" are a parcel's and a barcode)
+    ("code", r"(?<![\w-])код(?:а|ом|у)?(?!\w)(?!\s+(?:ошибк|стран|город|товар|регион|скидк|купон|промо|почтов|продукт|заказ|отслеж|подразделен))|"
+             r"(?<!\w)קוד(?!\w)(?!\s+(?:שגיאה|מדינה|אזור|הנחה|קופון|מוצר|דואר|הזמנה|מעקב))|"
+             r"(?<!\w)رمز(?!\w)(?!\s+(?:ال)?(?:خطأ|بريد|دولة|منطقة|خصم|منتج|طلب|تتبع))|"
+             r"รหัส(?!ผ่าน|ไปรษณีย์|สินค้า|ส่วนลด|ประเทศ|ข้อผิดพลาด|นักศึกษา|นักเรียน|วิชา|พนักงาน|พัสดุ)|"
+             r"(?<!\w)کد(?!\w)(?!\s+(?:پستی|خطا|تخفیف|کشور|رهگیری|ملی|سفارش))"),
     # Chinese, Japanese, Korean words the stems above lack; Korean's as a whole word with its
     # particle ("암호화폐" is a cryptocurrency)
     ("password", r"口令|パスコード|(?<![가-힣])(?:암호|비번)(?:는|가|를|은|이|을)?(?![가-힣])"),
 ]
-SCRIPT_WORDS = [(kind, re.compile("(?i)" + pattern.translate(LOOKALIKES))) for kind, pattern in _SCRIPT_WORDS]
+def _as_normalised(pattern: str) -> str:
+    """`pattern` as it must read normalised text: a letter that has a Latin look-alike is that
+    letter ("о" -> "o"), and one whose capital has one may come either way ("к" -> "[кK]": "КОД"
+    is read "KOД")."""
+    out, in_class = [], False
+    for i, char in enumerate(pattern):
+        escaped = i > 0 and pattern[i - 1] == "\\"
+        if char == "[" and not escaped:
+            in_class = True
+        elif char == "]" and not escaped:
+            in_class = False
+        latin = LOOKALIKES.get(ord(char))
+        capital = LOOKALIKES.get(ord(char.upper())) if len(char.upper()) == 1 and char.upper() != char else None
+        if latin is not None:
+            out.append(latin)
+        elif capital is not None:
+            both = char + capital
+            out.append(both if in_class else f"[{both}]")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+SCRIPT_WORDS = [(kind, re.compile("(?i)" + _as_normalised(pattern))) for kind, pattern in _SCRIPT_WORDS]
 
 
 def _possessive(folded: str) -> str:

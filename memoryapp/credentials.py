@@ -141,7 +141,7 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         r"mot\s+de\s+passe|mdp|senha|pass(?=\s*[:=])|key(?=\s*[:=])|parola\s+d'ordine|chiave\s+di\s+accesso|"
         r"(?:secret|code|safe)\s*(?:phrase|words?)|"
         # Vietnamese and Romanian without their accents ("parola" alone is Italian's "word")
-        r"mat\s+khau|parol[aă](?=\s+(?:mea|ta|sa|noastr[aă]|de\s+la)\b)|"
+        r"mat\s+khau|parol[aă](?=\s+(?:mea|ta|sa|noastr[aă]|de\s+la)\b)|kata\s+(?:sandi|laluan)|"
         r"wi-?fi(?:\s+(?:key|password|code))?)\b")),
     # The answer to a security question, not the question ("the security question was 'first pet'").
     # In French, Spanish, Italian, Portuguese and Polish too (German and Dutch name it in one
@@ -169,7 +169,7 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
     # The half of a key pair that must stay private, and the keys that sign or spend ("my metamask
     # private key is 0x…"). A public key is none: safety.PUBLIC_KEY drops what overlaps one.
     ("private_key", re.compile(
-        r"(?i)\b(?:priv(?:ate)?[ _-]?keys?|(?:signing|wallet|spending|master|encryption|decryption)\s+keys?)\b")),
+        r"(?i)\b(?:priv(?:ate)?[ _-]?keys?|(?:signing|wallet|spending|encryption|decryption)\s+keys?)\b")),
     ("national_id", re.compile(
         r"(?i)\b(?:ssn|social\s+security(?:\s+number)?|social(?=\s*(?:is|was|:|#|no\b|number))|national\s+(?:insurance|id(?:entity)?)(?:\s+number)?|"
         r"dni|nie|nif|cpf|codice\s+fiscale|s[ée]curit[ée]\s+sociale|personalausweis(?:nummer)?|"
@@ -180,7 +180,7 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         r"(?i)\b(?:cvv2?|cvc2|card\s+(?:security|verification)\s+(?:code|value)|"
         # ... or described by where it is printed: "the little number on the back of my visa"
         r"(?:numbers?|digits?|code)\s+on\s+the\s+back\s+of\s+(?:the|my|our|your|his|her|their)\s+"
-        r"(?:[\w-]+\s+)?(?:card|visa|mastercard|amex|maestro))\b")),
+        r"(?:[\w-]+\s+){0,2}(?:card|visa|mastercard|amex|maestro))\b")),
     # A card's number in part ("card is 4111 1111"): digits only, at least CARD_DIGITS of them, so
     # "the card ending in 4242" stays a fact.
     ("card_number", re.compile(
@@ -204,8 +204,7 @@ def credential_words(text: str) -> list[tuple[str, int, int]]:
     of CREDENTIAL_WORDS, and any other word whose stem names one in a common language
     (credential_lexicon: "Firmenpasswort", "wachtwoord", "hasłem", "Tresorcode", "SIM-PIN")."""
     found = [(kind, m.start(), m.end()) for kind, pattern in CREDENTIAL_WORDS for m in pattern.finditer(text)]
-    if not text.isascii():
-        found += [(kind, m.start(), m.end()) for kind, pattern in SCRIPT_WORDS for m in pattern.finditer(text)]
+    found += _script_words(text)
     covered = sorted((start, end) for _, start, end in found)
     for token in _WORD.finditer(text):
         kind = credential_word_kind(token.group())
@@ -219,6 +218,25 @@ def credential_words(text: str) -> list[tuple[str, int, int]]:
 
 
 _WORD = re.compile(r"[\w@$](?:[\w@$'’-]*\w)?")
+
+
+def _script_words(text: str) -> list[tuple[str, int, int]]:
+    """SCRIPT_WORDS' matches, the first in each run of text without a space: a script written
+    without spaces can hold a word many times in one token ("口令口令口令…"), and each would read
+    the whole rest of that token for its value."""
+    found, token_end = [], -1
+    for kind, pattern in SCRIPT_WORDS:
+        for match in pattern.finditer(text):
+            if match.start() < token_end:
+                continue
+            found.append((kind, match.start(), match.end()))
+            space = _SPACE.search(text, match.end())
+            token_end = space.start() if space else len(text)
+        token_end = -1
+    return found
+
+
+_SPACE = re.compile(r"\s")
 
 # Kinds whose value may be plain words after "is" ("my password is correct horse battery staple").
 WORDY_KINDS = frozenset({"password", "recovery_code", "security_answer"})
@@ -240,10 +258,15 @@ _FILLERS = frozenset(
 )
 _ASSIGNMENT = frozenset({"is", "was", "are", "were", ":", "=", "it's", "to", "ist", "es", "est", "c'est", "é", "è",
                          "lautet", "lauten", "sind", "jest", "wynosi", "er", "är", "je", "son", "sono", "são",
-                         "zijn", "equals", "reads"})
+                         "zijn", "equals", "reads",
+                         # Indonesian and Malay, Welsh
+                         "adalah", "ialah", "yw", "ydy"})
 # After "is": a place or a negation, not the value ("my password is in the drawer").
 _STOP = frozenset("in on at under behind inside written printed stored saved kept the a an not never somewhere "
-                  "with safe".split())
+                  "with safe "
+                  # a description, not the value: "the password is too long", "hard to spell"
+                  "too very so really quite pretty hard easy long short difficult weird unusual strange funny "
+                  "common rare simple complicated impossible wrong incorrect".split())
 # The clause moved on: whatever comes next is not this credential's value.
 _BREAK = frozenset("and or but because so which while when if than must should has have needs expires expired "
                    "has expired".split())
@@ -251,7 +274,7 @@ _BREAK = frozenset("and or but because so which while when if than must should h
 # "door code keypad" name things, not a credential.
 _DESCRIBED = frozenset("manager managers hint hints policy policies field prompt requirement requirements rule rules "
                        "strength protected keypad pad panel reader app vault generator length expiry reminder "
-                       "sharing "
+                       "sharing id ids fingerprint size path file format type bits "
                        # what a code is when it is no credential, said after the word ("kod pocztowy")
                        "postal postale pocztowy pocztowego kreskowy rabatowy promocyjny promocional promozionale "
                        "postais network networks ssid signal speed connection".split())
@@ -279,6 +302,7 @@ _TIME = re.compile(r"(?i)^\d{1,2}[:.]\d{2}(?:am|pm)?$|^\d{1,2}(?:am|pm)$|^\d+(?:
                    r"|^(?:19|20)?\d0['’]?s$")  # ... and decades: "the 1950s", "80s"
 _DATE_PARTS = re.compile(r"^(\d{1,4})[-/.](\d{1,2})[-/.](\d{1,4})$")
 _YEAR = re.compile(r"^(?:19|20)\d{2}$")
+_RANGE = re.compile(r"^(\d{1,4})-(\d{1,4})$")
 _DIGITS = re.compile(r"^\d+$")
 # Three or more groups of four to six letters or digits joined by hyphens, the way generated keys
 # are printed to be read out (app passwords, licence keys, recovery codes).
@@ -313,6 +337,8 @@ def credential_shaped(token: str, *, previous: str = "") -> bool:
         return False  # "changed on 2024-03-01"; but a lock's combination is "5-22-41"
     if _YEAR.match(token) and previous not in _ASSIGNMENT:
         return False
+    if (span := _RANGE.match(token)) and int(span.group(1)) < int(span.group(2)) and previous not in _ASSIGNMENT:
+        return False  # "pages 10-12", "lines 120-180": from one number to a greater one
     digits = sum(c.isdigit() for c in token)
     letters = sum(c.isalpha() for c in token)
     if digits >= 4 and not letters:
@@ -340,10 +366,11 @@ def _words(text: str, start: int):
         yield raw, word, token.start() + (raw.find(word) if word else 0)
 
 
-def _digit_run(words: list, count: int) -> tuple[int, int] | None:
+def _digit_run(words: list, count: int, *, listed: bool = False) -> tuple[int, int] | None:
     """Digits written in groups ("22 14 36", "7 3 9 1"), as words ("four four one two"), or a
     value spelt out character by character ("k 9 m 2 p 7"), from word `count` on: (end, how
-    many digits or characters), or None."""
+    many digits or characters), or None. `listed`: the value was just assigned ("is", ":"), so
+    single digits may be read out with commas between them ("three, eight, eight, zero")."""
     end = digits = groups = 0
     spelt = False
     window = words[count:count + _MAX_DIGIT_GROUPS]
@@ -361,14 +388,15 @@ def _digit_run(words: list, count: int) -> tuple[int, int] | None:
         else:
             break
         end, groups = at + len(word), groups + 1
-        if raw != word and not _listed_digit(raw, word, window[position + 1:position + 2]):
+        if raw != word and not (listed and _listed_digit(raw, word, window[position + 1:position + 2])):
             break  # punctuation ends the value
     if spelt and not any(c.isdigit() for c in text_between(words, count, end)):
         return None  # single letters alone ("a b c d") spell no credential
     return (end, digits, groups) if digits else None
 
 
-_HYPHENED_DIGITS = re.compile(r"^\d{2,4}(?:-\d{2,4})+$")
+# (not a range of years: "valid 2021-2024")
+_HYPHENED_DIGITS = re.compile(r"^(?!(?:19|20)\d\d-(?:(?:19|20)?\d\d)$)\d{2,4}(?:-\d{2,4})+$")
 
 
 def _listed_digit(raw: str, word: str, following: list) -> bool:
@@ -412,7 +440,8 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
         starts_run = _DIGITS.match(word) or lowered in _NUMBER_WORDS or (
             _HYPHENED_DIGITS.match(word) and credential_shaped(word, previous=previous)) or (
             len(word) == 1 and word.isalnum() and lowered not in _ASSIGNMENT)
-        run = _digit_run(words, count) if starts_run and previous not in _PREPOSITIONS else None
+        run = _digit_run(words, count, listed=previous in _ASSIGNMENT or previous == ":") \
+            if starts_run and previous not in _PREPOSITIONS else None
         if run is not None and run[1] >= min_digits and (
                 run[2] > 1 or credential_shaped(word, previous=previous) or min_digits < 4):
             return None if too_far else run[0]
@@ -481,6 +510,27 @@ def _clause_end(words: list, count: int, limit: int) -> int:
     return end
 
 
+def _card_grouped(value: str) -> bool:
+    """A card's digits as people write them: groups of four or more digits (4-4-4-4, Amex's
+    4-6-5), or read out as words; "1 800 528 4800" is a phone number, "1 250 000 000" a count."""
+    return all(len(group) >= 4 for group in re.findall(r"\d+", value))
+
+
+def _counted_before_digits(value: str) -> bool:
+    """Whether the word right before the first digits of `value` says what they count or
+    order ("Mastercard, order 12345678": an order's number)."""
+    words = [w.strip(_EDGE_PUNCTUATION).lower() for w in value.split()]
+    first = next((i for i, w in enumerate(words) if any(c.isdigit() for c in w)), None)
+    return bool(first) and words[first - 1] in COUNTED_BEFORE and words[first - 1] not in ("number", "no", "nr", "#")
+
+
+def _key_shaped(value: str) -> bool:
+    """A private key's value is long (its hex or base64: "the private key is 2048 bits long"
+    gives a size) and no file's path ("~/.ssh/id_ed25519")."""
+    token = value.split()[-1].strip(_EDGE_PUNCTUATION) if value.split() else ""
+    return len(token) >= 24 and not token.startswith(("/", "~", "./", "../")) and "\\" not in token
+
+
 def _digit_count(value: str) -> int:
     """Digits in `value`, written as digits or as words ("five five five five, 4444")."""
     return sum(c.isdigit() for c in value) + sum(
@@ -493,12 +543,16 @@ def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
         end = value_end(text, name_end, wordy=kind in WORDY_KINDS, digits_only=kind in DIGIT_KINDS,
                         phrase_words=_MAX_RECOVERY_WORDS if kind == "recovery_code" else _MAX_PASSPHRASE_WORDS,
                         # A pet's or a teacher's name answers a security question: "Rex".
-                        min_word=3 if kind == "security_answer" else 4,
+                        min_word=2 if kind == "security_answer" else 4,
                         # a card's security code is three or four digits
                         min_digits=3 if kind == "card_security_code" else 4)
         if end is None:
             continue
-        if kind == "card_number" and _digit_count(text[name_end:end]) < CARD_DIGITS:
+        value = text[name_end:end]
+        if kind == "card_number" and (_digit_count(value) < CARD_DIGITS or not _card_grouped(value)
+                                      or _counted_before_digits(value)):
+            continue
+        if kind == "private_key" and not _key_shaped(value):
             continue
         if kind == "pass":
             if text[name_end:end].strip(" :=").replace(" ", "").isdigit():
@@ -617,6 +671,7 @@ def _is_phone(value: str) -> bool:
     return bool(_PHONE.match(value)) and sum(c.isdigit() for c in value) >= 9
 
 
+_PATH = re.compile(r"^(?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]*)+$")
 _EMAIL = re.compile(r"^[\w.+-]+@[\w-]+\.[\w.]+$")
 _ADDRESS = re.compile(r"@[\w-]+\.|://|^www\.", re.I)
 _SENTENCE_END = (".", "!", "?", ";")
@@ -633,6 +688,8 @@ def _shape(value: str, previous: str) -> str | None:
         return None
     if _MEASURE.match(value):
         return None
+    if _PATH.match(value):
+        return None  # a file's path says where something is kept, not what it is
     if _ADDRESS.search(value):
         return None  # an e-mail address or a link is a way to reach someone, not a secret
     if _is_phone(value):
@@ -715,7 +772,8 @@ def _candidates(words: list, text: str) -> list[tuple[int, int, int, int, str]]:
         if word[:1].isdigit() or word.lower() in _NUMBER_WORDS:
             # Digits in groups are one value: "22 14 36", "two eight eight one", or a phone
             # number ("0800 123 4567"), which is none.
-            run = _digit_run(words, count)
+            assigned = count > 0 and (words[count - 1][0].endswith(":") or words[count - 1][1].lower() in _ASSIGNMENT)
+            run = _digit_run(words, count, listed=assigned)
             numbers = words[count:count + (run[2] if run else 0)]
             if run is not None and run[2] > 1 and all(w.isdigit() or w.lower() in _NUMBER_WORDS for _, w, _ in numbers):
                 if _is_phone(text[at:run[0]]):
@@ -777,6 +835,8 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
         # A bare "code" takes digits ("the discount code SUMMER20"), a bare "pass" anything but
         # digits ("bus pass 4471").
         kinds -= {"pass"} if shape == "digits" else {"code"}
+        if shape not in ("random", "random_mixed"):
+            kinds.discard("private_key")  # a key's size or name ("2048 bits", "id_rsa"), not the key
         score = SHAPE_SCORE[shape]
         score += CONTEXT_SCORE["credential_word"] if kinds else 0
         score += CONTEXT_SCORE["access"] if access.intersection(near) else 0
@@ -862,57 +922,76 @@ def _bare_key_material(text: str, inner) -> list[Finding]:
 # Programs that take a password on their command line, each with its own flag: MySQL's clients
 # glued to "-p" ("mysql -u root -pS3cret": case matters, "-P" is the port), sshpass's "-p", zip's
 # "-P", 7-Zip's and RAR's glued "-p", openssl's "-k", redis-cli's "-a", the MongoDB shells' "-p",
-# SQL Server's "-P", ssh-keygen's "-N"/"-P" (new and old passphrase), "docker login -p". A flag
-# counts only inside a command of its program ("ssh -p 2222" is a port). A value must look like a
-# credential ("-pretty boring" in prose is none); one that starts with "$" or "-" names a
-# variable or another flag.
+# SQL Server's "-P", ssh-keygen's "-N"/"-P" (new and old passphrase), "docker login -p", curl's
+# and wget's "-u user:password", lftp's "-u user,password", smbclient's "-U user%password",
+# FreeRDP's "/p:", sqlplus's "user/password@". A flag counts only for the nearest command before
+# it in the same command ("ssh -p 2222" is a port, and so is "sshpass …; ssh -p 2222"). A value
+# must look like a credential ("-pretty boring" in prose is none); one that starts with "$" or
+# "-" names a variable or another flag, and a port mapping ("27017:27017") or an address is none.
 _PROGRAM_FLAGS = [
-    (r"mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump", r"-p(?P<value>{glued})"),
-    (r"sshpass", r"-p\s*(?P<value>{value})"),
-    (r"zip|unzip|zipcloak", r"-P\s+(?P<value>{value})"),
-    (r"7z|7za|7zr|rar|unrar", r"-p(?P<value>{glued})"),
-    (r"openssl", r"-k\s+(?P<value>{value})"),
-    (r"redis-cli", r"-a\s+(?P<value>{value})"),
-    (r"mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport", r"-p\s+(?P<value>{value})"),
-    (r"sqlcmd|bcp|osql", r"-P\s*(?P<value>{value})"),
-    (r"ssh-keygen", r"-[NP]\s+(?P<value>{value})"),
-    (r"(?:docker|podman|nerdctl)\s+login", r"-p\s+(?P<value>{value})"),  # ("docker run -p" maps a port)
+    (r"mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump", r"-p{quote}(?P<value>{glued})"),
+    (r"sshpass", r"-p\s*{quote}(?P<value>{value})"),
+    (r"zip|unzip|zipcloak", r"-P\s+{quote}(?P<value>{value})"),
+    (r"7z|7za|7zr|rar|unrar", r"-p{quote}(?P<value>{glued})"),
+    (r"openssl", r"-k\s+{quote}(?P<value>{value})"),
+    (r"redis-cli", r"-a\s+{quote}(?P<value>{value})"),
+    (r"mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport", r"-p\s+{quote}(?P<value>{value})"),
+    (r"sqlcmd|bcp|osql", r"-P\s*{quote}(?P<value>{value})"),
+    (r"ssh-keygen", r"-[NP]\s+{quote}(?P<value>{value})"),
+    (r"(?:docker|podman|nerdctl)\s+login", r"-p\s+{quote}(?P<value>{value})"),
+    (r"curl|wget", r"(?:-u|--user)\s+{quote}[^\s:'\"$]+:(?P<value>{value})"),
+    (r"lftp", r"-u\s+{quote}[^\s,'\"$]+,(?P<value>{value})"),
+    (r"smbclient|rpcclient|smbmap", r"-U\s+{quote}[^\s%'\"$]+%(?P<value>{value})"),
+    (r"xfreerdp|wlfreerdp|sdl-freerdp", r"/p:{quote}(?P<value>{value})"),
+    (r"sqlplus", r"[\w$#]+/(?P<value>[^\s'\"`;|&$@/-][^\s'\"`;|&@/]{{2,}})@"),
 ]
+# Flags whose value may be read as a word of prose ("mysql at work -pretty boring", "7z -pretty"):
+# their value must look like a credential. The others take nothing but a password.
+_GLUED = frozenset({0, 3})
 _VALUE = r"[^\s'\"`;|&$-][^\s'\"`;|&]{2,}"
-_PROGRAMS = [(re.compile(r"(?i)(?<![\w./-])(?:" + command + r")(?![\w-])"),
-              re.compile(r"(?<![\w-])" + flag.format(glued=_VALUE, value=_VALUE)))
-             for command, flag in _PROGRAM_FLAGS]
+_QUOTE = r"['\"]?"
+_PROGRAM_NAMES = re.compile(r"(?i)(?<![\w.-])(?:" + "|".join(f"(?P<p{n}>{command})" for n, (command, _) in enumerate(_PROGRAM_FLAGS))
+                            # commands whose own flags look the same and take no password
+                            + r"|ssh|scp|sftp|rsync|psql|pg_dump|nc|ncat|telnet|git|ffmpeg|python3?|node|npm|pip|"
+                              r"docker|podman|kubectl|helm|java|gcc|make|tar|gzip|ls|grep|find|sed|awk"
+                            + r")(?![\w-])")
+_FLAGS = [re.compile(r"(?<![\w-])" + flag.format(glued=_VALUE, value=_VALUE, quote=_QUOTE)) for _, flag in _PROGRAM_FLAGS]
 _COMMAND_END = re.compile(r"[\n;|&]")  # a new line or command: "mysql …; ssh -p2222" is two
+_NOT_A_PASSWORD = re.compile(r"^\d+(?::\d+)+$|://|^[\w.-]+@[\w.-]+$")  # a port mapping, a URL, an address
 # Any program's long flag for a password or passphrase ("--password=…", "--passphrase …",
-# keytool's "-storepass …"), openssl's "-pass pass:…", a "user:password" given to curl's "-u" or a
-# "user%password" to smbclient's "-U", and the variables the PostgreSQL, MySQL and Redis clients read.
+# keytool's "-storepass …"), openssl's "-pass pass:…", and the variables the PostgreSQL, MySQL,
+# Redis and sshpass clients read.
 _NAMED_PASSWORD = re.compile(
-    r"(?<![\w-])--?(?:[a-z]+-)?(?:password|passwd|passphrase|pass|storepass|keypass|srcstorepass|deststorepass)"
-    r"(?:=|\s+)(?:pass:)?(?P<value>[^\s'\"$-][^\s'\"]{2,})"
-    r"|(?<![\w-])-(?:pass|passin|passout)\s+pass:(?P<literal>[^\s'\"]+)"
-    r"|(?<![\w-])(?:-u|--user)\s+['\"]?[^\s:'\"]+:(?P<userpass>[^\s'\"@]{3,})"
-    r"|(?<![\w-])-U\s+['\"]?[^\s%'\"]+%(?P<smbpass>[^\s'\"]{3,})"
-    r"|\b(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH|SSHPASS)=(?P<env>[^\s'\"$][^\s'\"]*)")
+    r"(?<![\w-])--?(?:[a-z]+-)?(?:password|passwd|passphrase|pass)"
+    r"(?:=|\s+)(?!pass:)['\"]?(?P<value>[^\s'\"$-][^\s'\"]{2,})"
+    # (keytool's take nothing but a password; psql's "--password mydb" names a database)
+    r"|(?<![\w-])-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass)\s+['\"]?"
+    r"(?P<store>[^\s'\"$-][^\s'\"]{2,})"
+    r"|(?<![\w-])-(?:pass|passin|passout)\s+['\"]?pass:(?P<literal>[^\s'\"]+)"
+    r"|\b(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH|SSHPASS)=['\"]?(?P<env>[^\s'\"$][^\s'\"]*)")
 
 
 def _given_to_a_program(text: str) -> list[Finding]:
-    """Each pattern runs once over the text and each flag is matched to the commands before it
+    """Each pattern runs once over the text and each flag is matched to the command before it
     by bisection, so a long message of them costs linear time."""
     findings = [Finding("password", m.start(m.lastgroup), m.end(m.lastgroup)) for m in _NAMED_PASSWORD.finditer(text)
                 if m.lastgroup != "value" or credential_shaped(m.group("value"))]
-    ends = None
-    for command, flag in _PROGRAMS:
-        commands = [m.start() for m in command.finditer(text)]
-        if not commands:
+    commands = [(m.start(), m.lastgroup) for m in _PROGRAM_NAMES.finditer(text)]
+    if not any(program for _, program in commands):
+        return findings
+    starts = [at for at, _ in commands]
+    ends = [m.start() for m in _COMMAND_END.finditer(text)]
+    for n, flag in enumerate(_FLAGS):
+        if not any(program == f"p{n}" for _, program in commands):
             continue
-        if ends is None:
-            ends = [m.start() for m in _COMMAND_END.finditer(text)]
         for match in flag.finditer(text):
             at = match.start()
             ended = bisect.bisect_left(ends, at)  # how many commands ended before this flag
             command_start = ends[ended - 1] + 1 if ended else 0
-            before = bisect.bisect_left(commands, at)
-            if before and commands[before - 1] >= command_start and credential_shaped(match.group("value")):
+            before = bisect.bisect_left(starts, at)
+            value = match.group("value")
+            if before and starts[before - 1] >= command_start and commands[before - 1][1] == f"p{n}" \
+                    and (credential_shaped(value) or n not in _GLUED) and not _NOT_A_PASSWORD.search(value):
                 findings.append(Finding("password", match.start("value"), match.end("value")))
     return findings
 

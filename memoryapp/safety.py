@@ -60,7 +60,7 @@ SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b")),
     ("bearer_token", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}")),
-    ("connection_string_password", re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]*:[^\s@/]+@[^\s]+", re.I)),
+    ("connection_string_password", re.compile(r"\b[a-z][a-z0-9+.-]{0,30}://[^\s:/@]*:[^\s@/]+@[^\s]+", re.I)),
     ("signed_url", re.compile(r"https?://\S+[?&](?:X-Amz-Signature|Signature|sig|X-Goog-Signature|token|access_token)=[^\s&]+", re.I)),
     ("api_key", re.compile(
         r"(?i)\b(?:api[_ -]?key|secret[_ -]?key|access[_ -]?token|auth[_ -]?token|client[_ -]?secret|token|secret)\b(?:\s+(?:is|was))?\s*[:=]?\s*[\"']?[A-Za-z0-9_\-./+=]{12,}"
@@ -78,22 +78,32 @@ SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
 
 
 # An SSH public key (its type, then its base64 body) or a PEM public key or certificate.
+# (A block's body never crosses another BEGIN line: a private key inside a certificate's frame
+# stays a private key, and an unclosed frame costs one pass.)
 PUBLIC_KEY = re.compile(
     r"\b(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d{3}|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)"
     r"\s+AAAA[A-Za-z0-9+/]+=*"
-    r"|-----BEGIN (?:SSH2 |RSA |EC )?(?:PUBLIC KEY|CERTIFICATE)-----[\s\S]*?-----END (?:SSH2 |RSA |EC )?(?:PUBLIC KEY|CERTIFICATE)-----")
+    r"|-----BEGIN (?P<frame>(?:SSH2 |RSA |EC |PGP )?(?:PUBLIC KEY(?: BLOCK)?|CERTIFICATE))-----"
+    r"(?:(?!-----BEGIN )[^-]|-(?!----BEGIN ))*?-----END (?P=frame)-----")
 
 # Around a long number, words that make it a parcel's, an order's or a booking's reference
 # (a 14-digit tracking number passes the Luhn check one time in ten) unless a card is named too.
 _REFERENCE_WORDS = re.compile(
     r"(?i)\b(?:tracking|parcel|package|shipment|consignment|waybill|courier|delivery|order|invoice|"
     r"booking|reservation|ref|reference|ticket|receipt|isbn|imei|serial)\b")
-_CARD_WORDS = re.compile(r"(?i)\b(?:card|visa|mastercard|amex|maestro|discover|cvv|cvc|expiry|expires|debit|credit|pay|paid|charge|charged)\b")
+_CARD_WORDS = re.compile(r"(?i)\b(?:card|visa|mastercard|amex|maestro|discover|cvv|cvc|expiry|expires|debit|credit|pay|paid|charge|charged|exp)\b")
 
 
 def _names_a_parcel_or_order(text: str, start: int, end: int) -> bool:
-    around = text[max(0, start - 40):start] + " " + text[end:end + 40]
-    return bool(_REFERENCE_WORDS.search(around)) and not _CARD_WORDS.search(around)
+    """A reference word right before the number ("tracking number 1550…", "order #…") or named
+    after it as what it is ("… as the tracking ref"); "use 4539… for the order" pays for one."""
+    before, after = text[max(0, start - 25):start], text[end:end + 40]
+    named = _REFERENCE_WORDS.search(before) or _NAMED_AFTER.match(after)
+    return bool(named) and not _CARD_WORDS.search(before + " " + after)
+
+
+_NAMED_AFTER = re.compile(r"(?i)\s+(?:is|as|was)\s+(?:the|my|our|a|an|its)?\s*(?:[\w-]+\s+)?"
+                          r"(?:ref|reference|number|tracking|order|invoice|booking|id)\b")
 
 
 def _luhn_ok(digits: str) -> bool:
@@ -144,7 +154,8 @@ def find_secrets(text: str, *, continues: bool = False, carried: bool = False) -
     if continues and (finding := continued_credential(normal)) is not None:
         found.append(SecretFinding(finding.kind, finding.start, finding.end))
     if public:  # a public key is meant to be handed out, whatever its body looks like
-        found = [f for f in found if not any(f.start < end and start < f.end for start, end in public)]
+        found = [f for f in found if f.kind == "private_key"
+                 or not any(f.start < end and start < f.end for start, end in public)]
     # Overlapping findings merge into one span (the one starting first names it): a token shape
     # inside a longer described credential must not leave the rest of that credential behind.
     merged: list[SecretFinding] = []

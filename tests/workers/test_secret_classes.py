@@ -213,7 +213,6 @@ CREDENTIALS = [
     ("Az e-mail jelszavam Almafa_5512", "Almafa_5512"),
     ("Fjalëkalimi im është Shqipe_4421", "Shqipe_4421"),
     ("nywila yangu ni Tembo_7781", "Tembo_7781"),
-    ("Kodas į laiptinę 4471", "4471"),
     ("Parola mea de la bancă este Stejar_9901", "Stejar_9901"),
     # a security question quoted, and a card's code named by the digit
     ("the answer to \"favourite teacher\" is Mrs Pryce", "Mrs Pryce"),
@@ -221,6 +220,17 @@ CREDENTIALS = [
     ("the 4-digit on the back of my amex is 7731", "7731"),
     ("Maple-Bay-207 for the guest wifi, if anyone asks", "Maple-Bay-207"),
     ("the side door opened with 6620 last time", "6620"),
+    # (a review's sentences) capitals of other scripts, a Welsh mutation, quoted and explicit
+    # program passwords, a two-letter answer, a card paid for an order
+    ("КОД ДОМОФОНА 7731", "7731"),
+    ("Κωδικός: Kalimera!88", "Kalimera!88"),
+    ("fy nghyfrinair yw Draig_2024", "Draig_2024"),
+    ("openssl enc -pass pass:sunflower -in a", "sunflower"),
+    ("sshpass -p 'Tr0ub4dor&3' ssh admin@nas", "Tr0ub4dor&3"),
+    ("curl -u admin:hunterpass https://api.example.com", "hunterpass"),
+    ("sqlplus system/Oracle123@localhost", "Oracle123"),
+    ("My mother's maiden name is Li", "Li"),
+    ("use 4539148803436467 for the order please", "4539148803436467"),
 ]
 
 ORDINARY = [
@@ -486,6 +496,23 @@ ORDINARY = [
     "the lenses are Acuvue Oasys1, can you keep them in overnight?",
     "opened the Lego Technic 42115 box last night, took hours",
     "what's the best combo for Shao-Kahn in the new game",
+    # (a review's sentences) lists, ports, sizes, paths, other commands' flags, reference codes
+    "I unlocked levels 1, 2, 3, 4 and 5 in the game today",
+    "Pin tabs 1, 2, 3, 4 to the top of the browser",
+    "Paid with Mastercard, order 12345678 arrives Tuesday",
+    "Amex customer service is 1 800 528 4800 if you need them",
+    "The card was valid 2021-2024 and I need a new one",
+    "The private key is 2048 bits long",
+    "Private key path: /home/deploy/.ssh/id_ed25519",
+    "We removed sshpass and now run ssh -p 2222 deploy@10.0.0.5",
+    "docker run -d --name mongo -p 27017:27017 mongo:7",
+    "I ran openssl to check the cert, then curl -k https://example.com/api",
+    "docker compose run -u www-data:www-data app bash",
+    "Трек-код посылки 12345678 не работает",
+    "Ο κωδικός παραγγελίας είναι 88812345",
+    "Sandi is coming tomorrow at 7",
+    "My mum's maiden name is hard to spell",
+    "Pages 10-12 and 45-48 cover the code of conduct",
 ]
 
 

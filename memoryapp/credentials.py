@@ -1010,5 +1010,10 @@ def continued_credential(text: str) -> Finding | None:
     """The value at the start of a message that finishes a credential the previous message of
     the same person began ("my password for the tax site is Harbor" / "Lights!2024 — sorry, hit
     enter too soon"): the first value-shaped words, or plain words after a colon."""
-    end = value_end(text, 0, wordy=True, phrase_words=_MAX_RECOVERY_WORDS)  # "part two: frost ladder ..."
-    return Finding("password", 0, end) if end is not None else None
+    # (a continuation may open with its connective: "and the rest is 98431", "then 4471")
+    start = _CONNECTIVE.match(text).end()
+    end = value_end(text, start, wordy=True, phrase_words=_MAX_RECOVERY_WORDS)  # "part two: frost ladder ..."
+    return Finding("password", start, end) if end is not None else None
+
+
+_CONNECTIVE = re.compile(r"(?i)\s*(?:(?:and|then|plus|oh\s+and|also|after\s+that)\b[\s,]*)?")

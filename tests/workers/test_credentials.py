@@ -138,3 +138,16 @@ def test_a_long_message_of_credential_words_is_scanned_in_linear_time():
 ])
 def test_a_number_far_from_a_code_word_is_no_code(text):
     assert redact_secrets(text)[0] == text
+
+
+@pytest.mark.parametrize("text,secret", [
+    ("and the rest is 71190", "71190"),
+    ("then Gravel_Moth8, sorry", "Gravel_Moth8"),
+])
+def test_a_continuation_opening_with_a_connective_is_redacted(text, secret):
+    """The second half of a credential cut over two messages may start with "and" or "then"."""
+    assert secret not in redact_secrets(text, continues=True)[0]
+
+
+def test_a_continuation_with_no_value_is_kept():
+    assert redact_secrets("and then we went home at 5", continues=True)[0] == "and then we went home at 5"

@@ -27,7 +27,7 @@ LOOKALIKES = str.maketrans({
     "ԁ": "d", "ԛ": "q", "ԝ": "w", "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O",
     "Р": "P", "С": "C", "Т": "T", "Х": "X", "І": "I", "Ѕ": "S", "Ј": "J",
     "α": "a", "ο": "o", "ν": "v", "ρ": "p", "τ": "t", "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H",
-    "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
+    "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "У": "Y",
 })
 
 # stem (accent-free, lower case) -> kind. Long stems match inside any word.
@@ -205,47 +205,57 @@ _SCRIPT_WORDS = [
         # Hindi / Marathi / Nepali, Bengali, Tamil, Telugu, Gujarati, Punjabi, Kannada, Malayalam
         r"पासवर्ड|कूटशब्द|पासवर्ड|পাসওয়ার্ড|কটশব্দ|கடவுச்சொல்|పాస్వర్డ్|પાસવર્ડ|ਪਾਸਵਰਡ|ಪಾಸ್ವರ್ಡ್|പാസ്വേഡ്|"
         # Thai, Vietnamese, Romanian (written without their accents, in credentials.CREDENTIAL_WORDS)
-        r"รหัสผ่าน|m[ậa]t\s+kh[ẩa]u|(?<!\w)parolă\w*")),
+        r"รหัสผ่าน|(?<!\w)m[ậa]t\s+kh[ẩa]u(?!\w)|(?<!\w)parolă\w*")),
     ("pin", (
         r"(?<!\w)(?:пин|пін|пинкод)(?:-?код\w*)?(?!\w)|(?<!\w)ПИН(?!\w)|(?<!\w)PIN-?код\w*|"
         # (in India a "पिन कोड" is a postal code)
-        r"पिन(?!\s*(?:कोड|कोड|नंबर\s+\d{6}))|পিন(?!\s*কোড)|ਪਿੰਨ|(?:ال)?رقم\s+(?:ال)?سري|m[ãa]\s+pin|namba\s+(?:\w+\s+)?ya\s+siri")),
+        r"पिन(?!\s*(?:कोड|नंबर\s+\d{6}|\d{6}))|পিন(?!\s*কোড)|ਪਿੰਨ|(?:ال)?رقم\s+(?:ال)?سري|(?<!\w)m[ãa]\s+pin(?!\w)|"
+        r"(?<!\w)namba\s+(?:\w+\s+)?ya\s+siri(?!\w)")),
     ("one_time_code", (
         r"(?<!\w)код\w*\s+(?:подтвержд|доступ|верификац|из\s+смс|из\s+sms|з\s+смс)\w*|"
         r"رمز\s+(?:ال)?تحقق|کد\s+تایید|קוד\s+(?:אימות|חד[-\s]פעמי)|ओटीपी|"
-        r"验证码|驗證碼|認証コード|確認コード|인증\s?번호|인증\s?코드|m[ãa]\s+x[áa]c\s+(?:nh[ậa]n|minh)|m[ãa]\s+otp")),
+        r"验证码|驗證碼|認証コード|確認コード|인증\s?번호|인증\s?코드|(?<!\w)m[ãa]\s+x[áa]c\s+(?:nh[ậa]n|minh)(?!\w)|(?<!\w)m[ãa]\s+otp(?!\w)")),
     # a bare "code", which takes digits only (as credentials.CREDENTIAL_WORDS' "code")
     # (not an error's, a country's, a city's, a product's, a discount's or a postal code)
     # ("трек-код", "штрих-код" are a parcel's and a barcode)
     ("code", r"(?<![\w-])код(?:а|ом|у)?(?!\w)(?!\s+(?:ошибк|стран|город|товар|регион|скидк|купон|промо|почтов|продукт|заказ|отслеж|подразделен))|"
-             r"(?<!\w)קוד(?!\w)(?!\s+(?:שגיאה|מדינה|אזור|הנחה|קופון|מוצר|דואר|הזמנה|מעקב))|"
+             r"(?<!\w)קוד(?!\w)(?!\s+ה?(?:שגיאה|מדינה|אזור|הנחה|קופון|מוצר|דואר|הזמנה|מעקב))|"
              r"(?<!\w)رمز(?!\w)(?!\s+(?:ال)?(?:خطأ|بريد|دولة|منطقة|خصم|منتج|طلب|تتبع))|"
              r"รหัส(?!ผ่าน|ไปรษณีย์|สินค้า|ส่วนลด|ประเทศ|ข้อผิดพลาด|นักศึกษา|นักเรียน|วิชา|พนักงาน|พัสดุ)|"
-             r"(?<!\w)کد(?!\w)(?!\s+(?:پستی|خطا|تخفیف|کشور|رهگیری|ملی|سفارش))"),
+             r"(?<!\w)کد(?!\w)(?!\s+(?:پستی|خطا|تخفیف|کشور|رهگیری|سفارش))"),
     # Chinese, Japanese, Korean words the stems above lack; Korean's as a whole word with its
     # particle ("암호화폐" is a cryptocurrency)
     ("password", r"口令|パスコード|(?<![가-힣])(?:암호|비번)(?:는|가|를|은|이|을)?(?![가-힣])"),
 ]
+# Greek vowels are written with or without their accents ("ταχυδρομικός", "ταχυδρομικος").
+_GREEK_VOWELS = {"α": "αά", "ε": "εέ", "η": "ηή", "ι": "ιίϊΐ", "ο": "οό", "υ": "υύϋΰ", "ω": "ωώ"}
+_GREEK_VOWELS.update({accented: forms for forms in list(_GREEK_VOWELS.values()) for accented in forms})
+
+
+def _forms(char: str) -> str:
+    """The characters `char` may stand as in normalised text: its Latin look-alike if it has one,
+    and its capital's ("к" -> "кK": "КОД" is read "KOД"; "ν" -> "vN")."""
+    forms = []
+    for variant in _GREEK_VOWELS.get(char, char):
+        capital = variant.upper() if len(variant.upper()) == 1 else variant
+        for form in (LOOKALIKES.get(ord(variant), variant), LOOKALIKES.get(ord(capital), capital)):
+            if form.lower() not in (f.lower() for f in forms):
+                forms.append(form)
+    return "".join(forms)
+
+
 def _as_normalised(pattern: str) -> str:
-    """`pattern` as it must read normalised text: a letter that has a Latin look-alike is that
-    letter ("о" -> "o"), and one whose capital has one may come either way ("к" -> "[кK]": "КОД"
-    is read "KOД")."""
+    """`pattern` as it must read normalised text (matched case-insensitively): each letter as
+    every form it may take there (_forms)."""
     out, in_class = [], False
     for i, char in enumerate(pattern):
-        escaped = i > 0 and pattern[i - 1] == "\\"
+        escaped = i > 0 and pattern[i - 1] == "\\" and not (i > 1 and pattern[i - 2] == "\\")
         if char == "[" and not escaped:
             in_class = True
         elif char == "]" and not escaped:
             in_class = False
-        latin = LOOKALIKES.get(ord(char))
-        capital = LOOKALIKES.get(ord(char.upper())) if len(char.upper()) == 1 and char.upper() != char else None
-        if latin is not None:
-            out.append(latin)
-        elif capital is not None:
-            both = char + capital
-            out.append(both if in_class else f"[{both}]")
-        else:
-            out.append(char)
+        forms = _forms(char) if char.isalpha() and not escaped else char
+        out.append(forms if len(forms) == 1 or in_class else f"[{forms}]")
     return "".join(out)
 
 

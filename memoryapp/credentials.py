@@ -169,7 +169,7 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
     # The half of a key pair that must stay private, and the keys that sign or spend ("my metamask
     # private key is 0x…"). A public key is none: safety.PUBLIC_KEY drops what overlaps one.
     ("private_key", re.compile(
-        r"(?i)\b(?:priv(?:ate)?[ _-]?keys?|(?:signing|wallet|spending|encryption|decryption)\s+keys?)\b")),
+        r"(?i)\b(?:priv(?:ate)?[ _-]?keys?|(?:signing|wallet|spending|master|encryption|decryption)\s+keys?)\b")),
     ("national_id", re.compile(
         r"(?i)\b(?:ssn|social\s+security(?:\s+number)?|social(?=\s*(?:is|was|:|#|no\b|number))|national\s+(?:insurance|id(?:entity)?)(?:\s+number)?|"
         r"dni|nie|nif|cpf|codice\s+fiscale|s[ée]curit[ée]\s+sociale|personalausweis(?:nummer)?|"
@@ -296,13 +296,16 @@ _MAX_PASSPHRASE_WORDS = 6
 # A wallet's recovery phrase is 12 to 24 plain words.
 _MAX_RECOVERY_WORDS = 24
 _MAX_DIGIT_GROUPS = 19  # a card number read out digit by digit
-_TOKEN = re.compile(r"\S+")
+# (at most 256 characters at a time: a value is never longer, and a message of one long token
+# with a credential word every few characters, "pin-pin-pin-…", must not be read to its end for each)
+_TOKEN = re.compile(r"\S{1,256}")
 _EDGE_PUNCTUATION = "\"'()[]{}<>,;.!?“”‘’—–"
 _TIME = re.compile(r"(?i)^\d{1,2}[:.]\d{2}(?:am|pm)?$|^\d{1,2}(?:am|pm)$|^\d+(?:st|nd|rd|th)$"
                    r"|^(?:19|20)?\d0['’]?s$")  # ... and decades: "the 1950s", "80s"
 _DATE_PARTS = re.compile(r"^(\d{1,4})[-/.](\d{1,2})[-/.](\d{1,4})$")
 _YEAR = re.compile(r"^(?:19|20)\d{2}$")
-_RANGE = re.compile(r"^(\d{1,4})-(\d{1,4})$")
+# (halves of up to three digits, or years: "gate code 2580-3690" is a code)
+_RANGE = re.compile(r"^(\d{1,3})-(\d{1,3})$|^((?:19|20)\d\d)-((?:19|20)\d\d)$")
 _DIGITS = re.compile(r"^\d+$")
 # Three or more groups of four to six letters or digits joined by hyphens, the way generated keys
 # are printed to be read out (app passwords, licence keys, recovery codes).
@@ -337,7 +340,8 @@ def credential_shaped(token: str, *, previous: str = "") -> bool:
         return False  # "changed on 2024-03-01"; but a lock's combination is "5-22-41"
     if _YEAR.match(token) and previous not in _ASSIGNMENT:
         return False
-    if (span := _RANGE.match(token)) and int(span.group(1)) < int(span.group(2)) and previous not in _ASSIGNMENT:
+    if (span := _RANGE.match(token)) and int(span.group(1) or span.group(3)) < int(span.group(2) or span.group(4)) \
+            and previous not in _ASSIGNMENT:
         return False  # "pages 10-12", "lines 120-180": from one number to a greater one
     digits = sum(c.isdigit() for c in token)
     letters = sum(c.isalpha() for c in token)
@@ -525,10 +529,10 @@ def _counted_before_digits(value: str) -> bool:
 
 
 def _key_shaped(value: str) -> bool:
-    """A private key's value is long (its hex or base64: "the private key is 2048 bits long"
-    gives a size) and no file's path ("~/.ssh/id_ed25519")."""
+    """A key's value is no bare number ("the private key is 2048 bits long" gives a size, "master
+    key for room 1204" a room) and no file's path ("~/.ssh/id_ed25519")."""
     token = value.split()[-1].strip(_EDGE_PUNCTUATION) if value.split() else ""
-    return len(token) >= 24 and not token.startswith(("/", "~", "./", "../")) and "\\" not in token
+    return bool(token) and not token.isdigit() and not token.startswith(("/", "~", "./", "../")) and "\\" not in token
 
 
 def _digit_count(value: str) -> int:
@@ -957,7 +961,9 @@ _PROGRAM_NAMES = re.compile(r"(?i)(?<![\w.-])(?:" + "|".join(f"(?P<p{n}>{command
                             + r")(?![\w-])")
 _FLAGS = [re.compile(r"(?<![\w-])" + flag.format(glued=_VALUE, value=_VALUE, quote=_QUOTE)) for _, flag in _PROGRAM_FLAGS]
 _COMMAND_END = re.compile(r"[\n;|&]")  # a new line or command: "mysql …; ssh -p2222" is two
-_NOT_A_PASSWORD = re.compile(r"^\d+(?::\d+)+$|://|^[\w.-]+@[\w.-]+$")  # a port mapping, a URL, an address
+_AFTER_A_FLAG = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*[ \t]+$")
+# a port mapping, a URL, an e-mail address (a domain after the "@": "Summ3r@2024" is a password)
+_NOT_A_PASSWORD = re.compile(r"^\d+(?::\d+)+$|://|^[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}$", re.I)
 # Any program's long flag for a password or passphrase ("--password=…", "--passphrase …",
 # keytool's "-storepass …"), openssl's "-pass pass:…", and the variables the PostgreSQL, MySQL,
 # Redis and sshpass clients read.
@@ -976,7 +982,9 @@ def _given_to_a_program(text: str) -> list[Finding]:
     by bisection, so a long message of them costs linear time."""
     findings = [Finding("password", m.start(m.lastgroup), m.end(m.lastgroup)) for m in _NAMED_PASSWORD.finditer(text)
                 if m.lastgroup != "value" or credential_shaped(m.group("value"))]
-    commands = [(m.start(), m.lastgroup) for m in _PROGRAM_NAMES.finditer(text)]
+    # (a command's name right after a flag is that flag's argument: "mysql -u git -p…", "--name mongo")
+    commands = [(m.start(), m.lastgroup) for m in _PROGRAM_NAMES.finditer(text)
+                if not _AFTER_A_FLAG.search(text, max(0, m.start() - 64), m.start())]
     if not any(program for _, program in commands):
         return findings
     starts = [at for at, _ in commands]
@@ -1010,10 +1018,19 @@ def continued_credential(text: str) -> Finding | None:
     """The value at the start of a message that finishes a credential the previous message of
     the same person began ("my password for the tax site is Harbor" / "Lights!2024 — sorry, hit
     enter too soon"): the first value-shaped words, or plain words after a colon."""
-    # (a continuation may open with its connective: "and the rest is 98431", "then 4471")
-    start = _CONNECTIVE.match(text).end()
-    end = value_end(text, start, wordy=True, phrase_words=_MAX_RECOVERY_WORDS)  # "part two: frost ladder ..."
-    return Finding("password", start, end) if end is not None else None
+    end = value_end(text, 0, wordy=True, phrase_words=_MAX_RECOVERY_WORDS)  # "part two: frost ladder ..."
+    if end is None and (connective := _CONNECTIVE.match(text)).end():
+        # "and the rest is 98431", "then 4471": only words that say which part comes before it
+        # ("and the meeting moved to 1530" goes on with something else)
+        start = connective.end()
+        end = value_end(text, start, wordy=False)
+        words = text[start:end].split()[:-1] if end is not None else []
+        if end is not None and all(w.strip(":,").lower() in _PART_WORDS for w in words):
+            return Finding("password", start, end)
+        return None
+    return Finding("password", 0, end) if end is not None else None
 
 
 _CONNECTIVE = re.compile(r"(?i)\s*(?:(?:and|then|plus|oh\s+and|also|after\s+that)\b[\s,]*)?")
+_PART_WORDS = frozenset("the rest remainder end last second final other part half bit digits is are it's of it "
+                        "that's = :".split())

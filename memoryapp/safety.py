@@ -86,6 +86,9 @@ PUBLIC_KEY = re.compile(
     r"|-----BEGIN (?P<frame>(?:SSH2 |RSA |EC |PGP )?(?:PUBLIC KEY(?: BLOCK)?|CERTIFICATE))-----"
     r"(?:(?!-----BEGIN )[^-]|-(?!----BEGIN ))*?-----END (?P=frame)-----")
 
+# Kinds found by a value's shape alone (the body of a public key has every shape of a secret).
+_SHAPE_KINDS = frozenset({"key_material", "encoded_secret", "token", "api_key"})
+
 # Around a long number, words that make it a parcel's, an order's or a booking's reference
 # (a 14-digit tracking number passes the Luhn check one time in ten) unless a card is named too.
 _REFERENCE_WORDS = re.compile(
@@ -154,8 +157,11 @@ def find_secrets(text: str, *, continues: bool = False, carried: bool = False) -
     if continues and (finding := continued_credential(normal)) is not None:
         found.append(SecretFinding(finding.kind, finding.start, finding.end))
     if public:  # a public key is meant to be handed out, whatever its body looks like
-        found = [f for f in found if f.kind == "private_key"
-                 or not any(f.start < end and start < f.end for start, end in public)]
+        # ... but only what was found by its shape, or a word outside naming the key as a value
+        # ("my public key: ssh-ed25519 AAAA…"); a credential named in words inside a block
+        # ("Comment: bank PIN 4417") is still one, and so is a private key
+        found = [f for f in found if f.kind == "private_key" or not any(
+            f.start < end and start < f.end and (f.kind in _SHAPE_KINDS or f.start < start) for start, end in public)]
     # Overlapping findings merge into one span (the one starting first names it): a token shape
     # inside a longer described credential must not leave the rest of that credential behind.
     merged: list[SecretFinding] = []

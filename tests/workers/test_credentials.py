@@ -149,5 +149,10 @@ def test_a_continuation_opening_with_a_connective_is_redacted(text, secret):
     assert secret not in redact_secrets(text, continues=True)[0]
 
 
-def test_a_continuation_with_no_value_is_kept():
-    assert redact_secrets("and then we went home at 5", continues=True)[0] == "and then we went home at 5"
+@pytest.mark.parametrize("text", [
+    "and then we went home at 5",
+    "and the meeting moved to 1530 on Friday",
+    "oh and Harbor Street is where we live now",
+])
+def test_a_continuation_with_no_value_is_kept(text):
+    assert redact_secrets(text, continues=True)[0] == text

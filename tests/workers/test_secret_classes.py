@@ -231,6 +231,14 @@ CREDENTIALS = [
     ("sqlplus system/Oracle123@localhost", "Oracle123"),
     ("My mother's maiden name is Li", "Li"),
     ("use 4539148803436467 for the order please", "4539148803436467"),
+    # (a second review's sentences) an "@" inside a password, a program's name as a flag's
+    # argument, a code in four-digit halves, a master key, a Greek capital with another look-alike
+    ("zip -P Summ3r@2024 files.zip", "Summ3r@2024"),
+    ("mysql -u git -pGitL4b!2024 gitlab_production", "GitL4b!2024"),
+    ("gate code 2580-3690, the bell is broken", "2580-3690"),
+    ("the master key is Zx81!mnQpl", "Zx81!mnQpl"),
+    ("ΣΥΝΘΗΜΑΤΙΚΟ: Kr4sato99", "Kr4sato99"),
+    ("-----BEGIN PGP PUBLIC KEY BLOCK-----\nComment: bank PIN 4417\n-----END PGP PUBLIC KEY BLOCK-----", "4417"),
 ]
 
 ORDINARY = [
@@ -513,6 +521,11 @@ ORDINARY = [
     "Sandi is coming tomorrow at 7",
     "My mum's maiden name is hard to spell",
     "Pages 10-12 and 45-48 cover the code of conduct",
+    "ΤΑΧΥΔΡΟΜΙΚΟΣ ΚΩΔΙΚΑΣ: 54622",
+    "ο ταχυδρομικος κωδικας ειναι 10431",
+    "Emma pinged 4417 times",
+    "קוד ההזמנה שלי הוא 882145",
+    "the hotel gave me a master key for room 1204",
 ]
 
 

@@ -209,14 +209,17 @@ def test_a_later_message_right_behind_the_answer_that_says_the_same_thing_answer
     assert list(order[:2]) == [1, 0] and later == {0: 1}
 
 
-def _cued_behind(monkeypatch, *, place: int, cue: bool):
+def _cued_behind(monkeypatch, *, place: int, cue: bool, sims=(0.9, 0.8, 0.7, 0.6, 0.5, 0.4), asks: bool = False):
     """Six hits: the best (0), and at `place` a later message of the same person that is only a
     little like it (centred cosine ~0.22, under SUPERSESSION["similar"]), saying that something
-    changed or not; the others are earlier and unrelated."""
+    changed or not, asking something or not; the others are earlier and unrelated."""
     from memoryapp import retrieval
 
     n = 6
-    sig = _signals(sims=[0.9, 0.8, 0.7, 0.6, 0.5, 0.4], bm25=[0] * n, seqs=[1, 3, 5, 30, 7, 9], roles=["user"] * n)
+    sig = _signals(sims=list(sims), bm25=[0] * n, seqs=[1, 3, 5, 30, 7, 9], roles=["user"] * n)
+    sig.is_episode = np.ones(n, bool)
+    sig.asks = np.zeros(n, bool)
+    sig.asks[place] = asks
     sig.valid_from_days = np.array([10.0, 2.0, 3.0, 4.0, 5.0, 6.0])
     sig.valid_from_days[place] = 40.0
     sig.tells_change = np.zeros(n, bool)
@@ -245,6 +248,23 @@ def test_a_later_message_saying_it_changed_close_behind_the_answer_answers_first
 @pytest.mark.parametrize("place,cue", [(3, False), (4, True)])
 def test_a_little_alike_later_message_without_a_change_word_or_further_down_does_not(monkeypatch, place, cue):
     order, later = _cued_behind(monkeypatch, place=place, cue=cue)
+    assert list(order) == list(range(6)) and later == {}
+
+
+def test_a_little_alike_later_statement_right_behind_the_answer_answers_first(monkeypatch):
+    # "first wordle guess: CARTE" / right behind it, later: "SLATE is the opener for this year's
+    # wordle streak": no word of change, little alike, but next in line and matching the query
+    # nearly as well.
+    order, later = _cued_behind(monkeypatch, place=1, cue=False, sims=(0.9, 0.8, 0.7, 0.6, 0.5, 0.4))
+    assert list(order[:2]) == [1, 0] and later == {0: 1}
+
+
+@pytest.mark.parametrize("sims,asks", [
+    ((0.9, 0.4, 0.35, 0.3, 0.25, 0.2), False),  # it matches the query much less well
+    ((0.9, 0.8, 0.7, 0.6, 0.5, 0.4), True),     # it asks something ("is SLATE a good opener?")
+])
+def test_a_little_alike_later_message_right_behind_that_matches_less_or_asks_does_not(monkeypatch, sims, asks):
+    order, later = _cued_behind(monkeypatch, place=1, cue=False, sims=sims, asks=asks)
     assert list(order) == list(range(6)) and later == {}
 
 

@@ -224,6 +224,8 @@ def _script_words(text: str) -> list[tuple[str, int, int]]:
     """SCRIPT_WORDS' matches, the first in each run of text without a space: a script written
     without spaces can hold a word many times in one token ("口令口令口令…"), and each would read
     the whole rest of that token for its value."""
+    if text.isascii() and not _LATIN_SCRIPT_WORD.search(text):
+        return []  # most messages: none of the scripts, nor the few phrases written in Latin letters
     found, token_end = [], -1
     for kind, pattern in SCRIPT_WORDS:
         for match in pattern.finditer(text):
@@ -237,6 +239,9 @@ def _script_words(text: str) -> list[tuple[str, int, int]]:
 
 
 _SPACE = re.compile(r"\s")
+# The first word of SCRIPT_WORDS' phrases written in Latin letters (Vietnamese "ma pin", Swahili
+# "namba ya siri"): without one, ASCII text holds none of them.
+_LATIN_SCRIPT_WORD = re.compile(r"(?i)\b(?:ma|mat|namba)\s")
 
 # Kinds whose value may be plain words after "is" ("my password is correct horse battery staple").
 WORDY_KINDS = frozenset({"password", "recovery_code", "security_answer"})
@@ -980,6 +985,8 @@ _NAMED_PASSWORD = re.compile(
 def _given_to_a_program(text: str) -> list[Finding]:
     """Each pattern runs once over the text and each flag is matched to the command before it
     by bisection, so a long message of them costs linear time."""
+    if "-" not in text and "=" not in text and "/" not in text:
+        return []  # every flag, variable and sqlplus login has one of them
     findings = [Finding("password", m.start(m.lastgroup), m.end(m.lastgroup)) for m in _NAMED_PASSWORD.finditer(text)
                 if m.lastgroup != "value" or credential_shaped(m.group("value"))]
     # (a command's name right after a flag is that flag's argument: "mysql -u git -p…", "--name mongo")

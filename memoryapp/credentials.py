@@ -934,9 +934,10 @@ def _bare_key_material(text: str, inner) -> list[Finding]:
 # SQL Server's "-P", ssh-keygen's "-N"/"-P" (new and old passphrase), "docker login -p", curl's
 # and wget's "-u user:password", lftp's "-u user,password", smbclient's "-U user%password",
 # FreeRDP's "/p:", sqlplus's "user/password@". A flag counts only for the nearest command before
-# it in the same command ("ssh -p 2222" is a port, and so is "sshpass …; ssh -p 2222"). A value
-# must look like a credential ("-pretty boring" in prose is none); one that starts with "$" or
-# "-" names a variable or another flag, and a port mapping ("27017:27017") or an address is none.
+# it in the same command ("ssh -p 2222" is a port, and so is "sshpass …; ssh -p 2222"), and a
+# command's name right after a flag is that flag's argument. A value glued to its flag must look
+# like a credential ("-pretty boring" in prose is none: _GLUED); one that starts with "$" or "-"
+# names a variable or another flag, and a port mapping ("27017:27017") or an address is none.
 _PROGRAM_FLAGS = [
     (r"mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump", r"-p{quote}(?P<value>{glued})"),
     (r"sshpass", r"-p\s*{quote}(?P<value>{value})"),
@@ -954,8 +955,9 @@ _PROGRAM_FLAGS = [
     (r"xfreerdp|wlfreerdp|sdl-freerdp", r"/p:{quote}(?P<value>{value})"),
     (r"sqlplus", r"[\w$#]+/(?P<value>[^\s'\"`;|&$@/-][^\s'\"`;|&@/]{{2,}})@"),
 ]
-# Flags whose value may be read as a word of prose ("mysql at work -pretty boring", "7z -pretty"):
-# their value must look like a credential. The others take nothing but a password.
+# The rows of _PROGRAM_FLAGS (MySQL's and 7-Zip's) whose glued value may be a word of prose
+# ("mysql at work -pretty boring"): it must look like a credential. The others take nothing but
+# a password.
 _GLUED = frozenset({0, 3})
 _VALUE = r"[^\s'\"`;|&$-][^\s'\"`;|&]{2,}"
 _QUOTE = r"['\"]?"

@@ -961,12 +961,15 @@ _PROGRAM_FLAGS = [
 _GLUED = frozenset({0, 3})
 _VALUE = r"[^\s'\"`;|&$-][^\s'\"`;|&]{2,}"
 _QUOTE = r"['\"]?"
-_PROGRAM_NAMES = re.compile(r"(?i)(?<![\w.-])(?:" + "|".join(f"(?P<p{n}>{command})" for n, (command, _) in enumerate(_PROGRAM_FLAGS))
-                            # commands whose own flags look the same and take no password
-                            + r"|ssh|scp|sftp|rsync|psql|pg_dump|nc|ncat|telnet|git|ffmpeg|python3?|node|npm|pip|"
-                              r"docker|podman|kubectl|helm|java|gcc|make|tar|gzip|ls|grep|find|sed|awk"
-                            + r")(?![\w-])")
-_FLAGS = [re.compile(r"(?<![\w-])" + flag.format(glued=_VALUE, value=_VALUE, quote=_QUOTE)) for _, flag in _PROGRAM_FLAGS]
+# Each program's name in a group of its own (p0, p1, …, its row in _PROGRAM_FLAGS), then the
+# commands whose own flags look the same and take no password (no group: lastgroup is None).
+_PROGRAM_NAMES = re.compile(
+    r"(?i)(?<![\w.-])(?:" + "|".join(f"(?P<p{n}>{command})" for n, (command, _) in enumerate(_PROGRAM_FLAGS))
+    + r"|ssh|scp|sftp|rsync|psql|pg_dump|nc|ncat|telnet|git|ffmpeg|python3?|node|npm|pip|"
+      r"docker|podman|kubectl|helm|java|gcc|make|tar|gzip|ls|grep|find|sed|awk"
+    + r")(?![\w-])")
+_FLAGS = [re.compile(r"(?<![\w-])" + flag.format(glued=_VALUE, value=_VALUE, quote=_QUOTE))
+          for _, flag in _PROGRAM_FLAGS]
 _COMMAND_END = re.compile(r"[\n;|&]")  # a new line or command: "mysql …; ssh -p2222" is two
 _AFTER_A_FLAG = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*[ \t]+$")
 # a port mapping, a URL, an e-mail address (a domain after the "@": "Summ3r@2024" is a password)

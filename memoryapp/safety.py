@@ -94,7 +94,8 @@ _SHAPE_KINDS = frozenset({"key_material", "encoded_secret", "token", "api_key"})
 _REFERENCE_WORDS = re.compile(
     r"(?i)\b(?:tracking|parcel|package|shipment|consignment|waybill|courier|delivery|order|invoice|"
     r"booking|reservation|ref|reference|ticket|receipt|isbn|imei|serial)\b")
-_CARD_WORDS = re.compile(r"(?i)\b(?:card|visa|mastercard|amex|maestro|discover|cvv|cvc|expiry|expires|debit|credit|pay|paid|charge|charged|exp)\b")
+_CARD_WORDS = re.compile(r"(?i)\b(?:card|visa|mastercard|amex|maestro|discover|cvv|cvc|expiry|expires|exp|debit|"
+                         r"credit|pay|paid|charge|charged)\b")
 
 
 def _names_a_parcel_or_order(text: str, start: int, end: int) -> bool:

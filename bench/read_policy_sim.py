@@ -10,9 +10,9 @@ seconds instead of a 15-minute pipeline run, so a family of policies can be weig
 split before one is built. Dev dumps only: a held-out split is run once, through the pipeline.
 
 Printed, at k = 1 and 5 (current only / both / outdated only / neither):
-- the ranking as it came, and retrieval.answered_later replayed with and without its "near"
-  rule (its frame check included). The replay copies answered_later's decisions: change one and
-  change the other, or the figures describe code that no longer runs;
+- the ranking as it came, and retrieval.answered_later itself run on it (the dump's vectors
+  standing in for its pool lookup), as shipped and with each of its rules turned off; it
+  reproduces the pipeline's k=1 figures to the decimal (blind_v6 dev, 2026-12-04);
 - "recent": the newest same-voice statement among the top few that matches the query about as
   well as the best hit and says much the same thing (centred cosine), promoted to first; the
   best setting of its three thresholds on the dump;
@@ -33,7 +33,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from memoryapp.frames import same_frame  # noqa: E402  (plain Python, no Django needed)
+import benchdb  # noqa: E402
+
+benchdb.django_setup()  # answered_later's module imports the models (no database is read)
+from memoryapp import retrieval  # noqa: E402
 
 VERDICTS = ("current only", "both", "outdated only", "neither")
 
@@ -94,36 +97,39 @@ def _centred(hits: list, pool: list) -> np.ndarray:
     return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
 
 
-def _spoken(statement: str) -> str:
-    head, sep, rest = statement.partition(": ")
-    return rest if sep and len(head) <= 60 and "\n" not in head else statement
-
-
 def as_ranked(record: dict) -> list:
     return list(range(len(record["hits"])))
 
 
-def shipped(record: dict, similar=0.3, frame_pool=10, frame_gap=0.15, near=2) -> list:
-    """retrieval.answered_later, replayed (SUPERSESSION's values; near=0 is the policy before
-    2026-12-03's "near" rule: two messages of one person right behind the best hit)."""
-    hits, order = record["hits"], as_ranked(record)
-    if len(order) < 2:
-        return order
-    later = [b for b in order[1:] if hits[b]["valid"] > hits[0]["valid"] and _voice(hits[b]) == _voice(hits[0])]
-    close = [b for b in later if b <= near and hits[0]["episode"] and hits[b]["episode"] and hits[b]["role"]]
-    cued = [b for b in later if hits[b]["cue"] or b in close]
-    framed = [b for b in later if b < frame_pool and hits[0]["episode"] == hits[b]["episode"]
-              and hits[0]["key"] == hits[b]["key"] and hits[0]["score"] - hits[b]["score"] <= frame_gap]
-    if not cued and not framed:
-        return order
-    vectors = _centred(hits, order)
-    restating = [b for b in cued if float(vectors[0] @ vectors[b]) >= similar]
-    restating += [b for b in framed if b not in restating
-                  and same_frame(_spoken(hits[0]["statement"]), _spoken(hits[b]["statement"]))]
-    if not restating:
-        return order
-    newest = max(restating, key=lambda b: hits[b]["valid"])
-    return [newest, 0] + [i for i in order if i not in (newest, 0)]
+def _signals(hits: list):
+    """The fields of retrieval.Signals that answered_later reads, from the dump."""
+    from types import SimpleNamespace
+
+    def column(name, kind=None):
+        values = [h[name] for h in hits]
+        return values if kind is None else np.array(values, dtype=kind)
+
+    return SimpleNamespace(
+        ids=column("id"), role=column("role"), speaker=column("speaker"), valid_from_days=column("valid", float),
+        untrusted=column("untrusted", bool), impersonal=column("impersonal", bool), is_episode=column("episode", bool),
+        tells_change=column("cue", bool), key=column("key"), sim=column("sim", float), asks=column("asks", bool))
+
+
+def shipped(record: dict, **weights) -> list:
+    """retrieval.answered_later run on the dumped ranking, with SUPERSESSION's values or the
+    `weights` given instead (next_reach=0, cued_reach=0, near=0 turn its rules off)."""
+    hits = record["hits"]
+    if len(hits) < 2:
+        return as_ranked(record)
+    rows = {h["id"]: (h["vec"], h["statement"]) for h in hits}
+    pool_rows, retrieval._pool_rows = retrieval._pool_rows, lambda *, tenant, ids: {i: rows[i] for i in ids}
+    try:
+        order, _ = retrieval.answered_later(tenant=None, sig=_signals(hits), order=np.arange(len(hits)),
+                                            weights={**retrieval.SUPERSESSION, **weights},
+                                            scores=np.array([h["score"] for h in hits]))
+    finally:
+        retrieval._pool_rows = pool_rows
+    return [int(i) for i in order]
 
 
 def recent(gap: float, similar: float, depth: int):
@@ -157,8 +163,9 @@ def main() -> None:
     records = load(args.dump)
     print(f"{len(records)} questions, {sum(r['changed'] for r in records)} about a changed fact")
     show("ranking as it came", evaluate(records, as_ranked))
-    show("answered_later before 'near'", evaluate(records, lambda r: shipped(r, near=0)))
     show("answered_later as shipped", evaluate(records, shipped))
+    for rule in ("next_reach", "cued_reach", "near"):
+        show(f"answered_later without {rule}", evaluate(records, lambda r, rule=rule: shipped(r, **{rule: 0})))
     grid = []
     for gap in (0.06, 0.1, 0.15, 0.2, 0.3):
         for similar in (0.0, 0.1, 0.2, 0.3, 0.4):

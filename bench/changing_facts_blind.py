@@ -9,8 +9,9 @@ blind_v4, blind_v5 and blind_v6 have a dev and a held-out split; blind_v2 and bl
 out whole. Conversations are built like seed 000's experiment: 50 user turns (the user's name as
 the speaker), 8 facts about the user among small talk, 3 of them changed later, one question per
 fact at the end. Every turn goes through the service as an event (event_append, then the
-extraction job in this process, as a worker runs it), questions through memory_search and context_build. In the same run, over the same raw
-turns: plain MiniLM top-k (no memory design at all), the baseline the service must beat.
+extraction job in this process, as a worker runs it), questions through memory_search and
+context_build. In the same run, over the same raw turns: plain MiniLM top-k (no memory design
+at all), the baseline the service must beat.
 
 Splits. dev: dev attributes with dev phrasings. heldout: the held-out attributes (any phrasing)
 and, reported separately, the dev attributes with held-out phrasings only. Measured:

@@ -348,18 +348,23 @@ def credential_shaped(token: str, *, previous: str = "") -> bool:
     if (span := _RANGE.match(token)) and int(span.group(1) or span.group(3)) < int(span.group(2) or span.group(4)) \
             and previous not in _ASSIGNMENT:
         return False  # "pages 10-12", "lines 120-180": from one number to a greater one
-    digits = sum(c.isdigit() for c in token)
-    letters = sum(c.isalpha() for c in token)
+    # (counted by str methods mapped in C: a generator per character made a long message of
+    # credential words "pin-pin-..." cost ~3 s for 50 KB)
+    digits = sum(map(str.isdigit, token))
+    letters = sum(map(str.isalpha, token))
     if digits >= 4 and not letters:
         return True
     if digits and letters:
         return True
-    if letters and any(c in "!@#$%^&*+=_~/\\|" for c in token) and len(token) >= 6:
+    if letters and not _SYMBOLS.isdisjoint(token) and len(token) >= 6:
         return True
     if _GROUPED.match(token):
         return True  # "kqzv-ptwe-hmsa-rydc": an app password, a licence or recovery key in groups
-    return len(token) >= 8 and any(c.isupper() for c in token[1:]) and any(c.islower() for c in token) \
+    return len(token) >= 8 and any(map(str.isupper, token[1:])) and any(map(str.islower, token)) \
         and not _JOINED_WORDS.match(token)
+
+
+_SYMBOLS = frozenset("!@#$%^&*+=_~/\\|")
 
 
 # Words joined by a hyphen or an apostrophe, each capitalised or not: "Sub-Zero", "Jean-Luc",

@@ -6,7 +6,7 @@
 The data (bench/data/blind_v1 by default, `--data` for the others; see each README) was written
 by helpers that never read the extractor, the safety rules or bench/changing_facts.py. blind_v1,
 blind_v4, blind_v5 and blind_v6 have a dev and a held-out split; blind_v2 and blind_v3 are held
-out whole. Conversations are built like seed 000's experiment: 50 user turns (the user's name as
+out whole; blind_v7 holds only credentials and look-alikes, in both splits. Conversations are built like seed 000's experiment: 50 user turns (the user's name as
 the speaker), 8 facts about the user among small talk, 3 of them changed later, one question per
 fact at the end. Every turn goes through the service as an event (event_append, then the
 extraction job in this process, as a worker runs it), questions through memory_search and
@@ -210,6 +210,11 @@ def run(args) -> dict:
             print(f"note: --relevance {name} is a weight relevance_scores does not read unless code asks "
                   "for it (a typo?)", file=sys.stderr)
         retrieval.RELEVANCE[name] = type(retrieval.RELEVANCE.get(name, 0.0))(value)
+    for override in args.supersession or []:  # exploring on dev: --supersession next_reach=0
+        name, _, value = override.partition("=")
+        if name not in retrieval.SUPERSESSION:
+            print(f"note: --supersession {name} is no key of retrieval.SUPERSESSION (a typo?)", file=sys.stderr)
+        retrieval.SUPERSESSION[name] = type(retrieval.SUPERSESSION.get(name, 0.0))(value)
     logging.getLogger("memoryapp").setLevel(logging.ERROR)
     benchdb.use(args.database, create=True)
     embeddings.warm_up()
@@ -227,6 +232,7 @@ def run(args) -> dict:
     as_of: Counter = Counter()
     abstain: Counter = Counter()
     misses: list = []
+    as_of_misses: list = []
     base = datetime(2026, 3, 1, 8, 0, tzinfo=dt_timezone.utc)
     rng = random.Random(args.seed)
     started = time.perf_counter()
@@ -286,6 +292,8 @@ def run(args) -> dict:
                 as_of["new version shown"] += int(new in shown)
                 plain_then = [i for i in plain if when[int(i)] <= middle][:1]
                 as_of["plain: old version shown"] += int(old in {int(i) for i in plain_then})
+                if old not in shown:
+                    as_of_misses.append((question, turns[old][0], then[0].memory.statement[:90] if then else None))
         for question in unanswerable:
             question = question.format(name=name)
             with transaction.atomic():
@@ -339,6 +347,8 @@ def run(args) -> dict:
               f", new version {100 * as_of['new version shown'] / as_of['asked']:.1f}%"
               f"; plain top-1 over turns said by then: old {100 * as_of['plain: old version shown'] / as_of['asked']:.1f}%"
               f" (n={as_of['asked']})")
+        for miss in as_of_misses[:args.examples]:
+            print("   as_of missed (question, old statement, shown):", miss)
     if abstain["unanswerable"]:
         print(f"abstention: unanswerable abstained {100 * abstain['unanswerable abstained'] / abstain['unanswerable']:.1f}%"
               f" (n={abstain['unanswerable']}); answerable wrongly abstained "
@@ -366,7 +376,7 @@ def main() -> None:
     global DATA
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=["dev", "heldout"], default="dev")
-    parser.add_argument("--data", default="blind_v1", choices=["blind_v1", "blind_v2", "blind_v3", "blind_v4", "blind_v5", "blind_v6", "secrets_dev"],
+    parser.add_argument("--data", default="blind_v1", choices=["blind_v1", "blind_v2", "blind_v3", "blind_v4", "blind_v5", "blind_v6", "blind_v7", "secrets_dev"],
                         help="blind_v2 and blind_v3 are held out whole (written after blind_v1's held-out split "
                              "was seen): run them with --split heldout, never tune on them. blind_v4, blind_v5 "
                              "and blind_v6 have a dev and a held-out split, as blind_v1")
@@ -378,12 +388,15 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the bench database afterwards")
     parser.add_argument("--dump", help="write each question's ranking before answered_later as JSON lines (dev)")
     parser.add_argument("--relevance", nargs="*", help="override retrieval.RELEVANCE weights (dev exploration)")
+    parser.add_argument("--supersession", nargs="*", help="override retrieval.SUPERSESSION settings (dev exploration)")
     args = parser.parse_args()
     DATA = DATA_ROOT / args.data
     if args.data in ("blind_v2", "blind_v3") and args.split != "heldout":
         parser.error(f"{args.data} has only a held-out split")
     if args.data == "secrets_dev" and (args.split != "dev" or "facts" in args.phases):
         parser.error("secrets_dev holds only credentials and look-alikes, all dev: --split dev --phases secrets")
+    if args.data == "blind_v7" and "facts" in args.phases:
+        parser.error("blind_v7 holds only credentials and look-alikes: --phases secrets")
     run(args)
 
 

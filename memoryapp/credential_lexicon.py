@@ -87,6 +87,7 @@ SHORT_STEMS = {
     # "code", "codes", "código" and "codice" as whole words are credentials.CREDENTIAL_WORDS' own
     # (which knows "zip code" and "dress code" are none).
     "codigos": "code", "codici": "code", "kod": "code", "kodu": "code", "kodem": "code", "kode": "code", "koden": "code", "koodi": "code",
+    "koda": "code", "kodo": "code", "kodom": "code",  # Slovenian
     # password in Slovenian (Indonesian's "kata sandi" is a phrase in credentials.py: "Sandi" is a
     # name; Croatian "šifra" is as often an article's code)
     "geslo": "password", "gesla": "password", "geslom": "password",
@@ -139,7 +140,7 @@ ACCESS_PHRASES = re.compile(
     # today" unpacked a thing, and "opened the box" is no lock
     r"get(?:s|ting)?\s+(?:in|into)\b|opens?(?!\s+(?:at|from|until|till|on|in|daily|every|late|early|again|up))|"
     r"opened\s+(?:with|using|by\s+typing)|open\s+(?:the|my|our|it)|"
-    r"(?:to|can)\s+(?:access|enter|open|unlock)|access(?:es|ed)?\s+(?:my|the|our|your)|"
+    r"(?:to|can)\s+(?:access|enter|open|unlock|verify|confirm)|access(?:es|ed)?\s+(?:my|the|our|your)|"
     r"(?:punch|key|tap|type)\s+in|ouvre|ouvrir|abre|abrir|apre|aprire|[oö]ffnen|openen|opent|otwiera|"
     r"se\s+connecter|iniciar\s+sesi[oó]n|acceder|accedere|entrar|acessar)\b"
 )
@@ -210,7 +211,9 @@ _SCRIPT_WORDS = [
         r"(?<!\w)(?:пин|пін|пинкод)(?:-?код\w*)?(?!\w)|(?<!\w)ПИН(?!\w)|(?<!\w)PIN-?код\w*|"
         # (in India a "पिन कोड" is a postal code)
         r"पिन(?!\s*(?:कोड|नंबर\s+\d{6}|\d{6}))|পিন(?!\s*কোড)|ਪਿੰਨ|(?:ال)?رقم\s+(?:ال)?سري|(?<!\w)m[ãa]\s+pin(?!\w)|"
-        r"(?<!\w)namba\s+(?:\w+\s+)?ya\s+siri(?!\w)")),
+        r"(?<!\w)namba\s+(?:\w+\s+)?ya\s+siri(?!\w)|"
+        # Urdu (not "پن کوڈ", a postal code where the Indian usage reaches)
+        r"(?<!\w)پن(?!\w)(?!\s*کوڈ)")),
     ("one_time_code", (
         r"(?<!\w)код\w*\s+(?:подтвержд|доступ|верификац|из\s+смс|из\s+sms|з\s+смс)\w*|"
         r"رمز\s+(?:ال)?تحقق|کد\s+تایید|קוד\s+(?:אימות|חד[-\s]פעמי)|ओटीपी|"
@@ -219,7 +222,7 @@ _SCRIPT_WORDS = [
     # a bare "code", which takes digits only (as credentials.CREDENTIAL_WORDS' "code")
     # (not an error's, a country's, a city's, a product's, a discount's or a postal code)
     # ("трек-код", "штрих-код" are a parcel's and a barcode)
-    ("code", r"(?<![\w-])код(?:а|ом|у)?(?!\w)"
+    ("code", r"(?<![\w-])код(?:а|ом|у|ът|ове|овете)?(?!\w)"
              r"(?!\s+(?:ошибк|стран|город|товар|регион|скидк|купон|промо|почтов|продукт|заказ|отслеж|подразделен))|"
              r"(?<!\w)קוד(?!\w)(?!\s+ה?(?:שגיאה|מדינה|אזור|הנחה|קופון|מוצר|דואר|הזמנה|מעקב))|"
              r"(?<!\w)رمز(?!\w)(?!\s+(?:ال)?(?:خطأ|بريد|دولة|منطقة|خصم|منتج|طلب|تتبع))|"
@@ -276,6 +279,23 @@ def _tail_kind(part: str) -> str | None:
     return None
 
 
+def _one_edit_away(word: str) -> frozenset:
+    """Every string one letter away from `word`: a letter left out, doubled, swapped with the
+    next, or typed in place of another ("pasword", "passowrd", "pssword", "passwrod")."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    return frozenset(
+        [a + b[1:] for a, b in splits if b] + [a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1]
+        + [a + c + b[1:] for a, b in splits if b for c in letters] + [a + c + b for a, b in splits for c in letters])
+
+
+# A credential word mistyped, as a whole word: the long English ones only (one letter off a
+# shorter word is often another word: "pin" -> "pig", "code" -> "cope").
+TYPO_STEMS = {typo: kind for stem, kind in (("password", "password"), ("passcode", "password"),
+                                             ("passphrase", "password"), ("passwords", "password"))
+              for typo in _one_edit_away(stem)} | {"pasword": "password"}
+
+
 # Words repeat from message to message: each is judged once.
 @functools.lru_cache(maxsize=65536)
 def credential_word_kind(word: str) -> str | None:
@@ -290,6 +310,8 @@ def credential_word_kind(word: str) -> str | None:
         match = _LONG.search(folded.translate(_LEET))  # "p@ssw0rd", "Passw0rt"
     if match is not None:
         return LONG_STEMS[match.group()]
+    if folded in TYPO_STEMS:
+        return TYPO_STEMS[folded]
     for part in [folded, *_PARTS.split(folded)] if _PARTS.search(folded) else [folded]:
         if part in NOT_CREDENTIALS:
             continue

@@ -54,7 +54,7 @@ class Finding:
 # Three or more single letters or digits with a space, a dot, a hyphen or an underscore (or a
 # spaced one, "3 . 8 . 0") between them: a word or a value spelt out ("P I N", "p a s s w o r d",
 # "k 9 m 2 p 7", "6 0 4 8") is read as written together.
-_SPACED_OUT = re.compile(r"(?<!\S)[^\W_](?:[ ._\-]{1,3}[^\W_]){2,}(?![^\s.,;:!?)\]])")
+_SPACED_OUT = re.compile(r"(?<!\S)[^\W_](?:[ ._\-·•]{1,3}[^\W_]){2,}(?![^\s.,;:!?)\]])")
 
 
 def normalise(text: str) -> tuple[str, list[int]]:
@@ -117,7 +117,7 @@ SECURITY_QUESTION_NAMES = (
 
 CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
     ("one_time_code", re.compile(
-        r"(?i)\b(?:otp|one[- ]time\s+(?:code|password|passcode|pin)|(?:verification|confirmation|security|2fa|mfa|"
+        r"(?i)\b(?:otp|(?:setup|authenticator|2fa|mfa|totp)\s+keys?|one[- ]time\s+(?:code|password|passcode|pin)|(?:verification|confirmation|security|2fa|mfa|"
         r"auth(?:entication)?|login|sign[- ]?in|reset|sms)\s+codes?)\b")),
     ("recovery_code", re.compile(
         r"(?i)\b(?:(?:recovery|backup|restore|rescue)\s+(?:codes?|keys?|phrase|words)|seed\s+(?:phrase|words)|"
@@ -139,7 +139,7 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
     ("password", re.compile(
         r"(?i)\b(?:pass(?:word|wd|phrase|code)s?|pwd|pw|passwort|kennwort|contrase[ñn]a|clave|"
         r"mot\s+de\s+passe|mdp|senha|pass(?=\s*[:=])|key(?=\s*[:=])|parola\s+d'ordine|chiave\s+di\s+accesso|"
-        r"(?:secret|code|safe)\s*(?:phrase|words?)|"
+        r"(?:secret|code|safe|master|vault|unlock)\s*(?:phrase|words?)|"
         # Vietnamese and Romanian without their accents ("parola" alone is Italian's "word")
         r"mat\s+khau|parol[aă](?=\s+(?:mea|ta|sa|noastr[aă]|de\s+la)\b)|kata\s+(?:sandi|laluan)|"
         r"wi-?fi(?:\s+(?:key|password|code))?)\b")),
@@ -178,6 +178,8 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
     # as often a boiler or a course: "CSC 263".)
     ("card_security_code", re.compile(
         r"(?i)\b(?:cvv2?|cvc2|card\s+(?:security|verification)\s+(?:code|value)|"
+        # (a bare "CID" or "CSC" is as often something else; after the card's name, its code)
+        r"(?:card|amex|american\s+express|visa|mastercard|discover)['’]?s?\s+(?:cid|csc|cvc|cvv)|"
         # ... or described by where it is printed: "the little number on the back of my visa"
         r"(?:numbers?|digits?|code)\s+on\s+the\s+back\s+of\s+(?:the|my|our|your|his|her|their)\s+"
         r"(?:[\w-]+\s+){0,2}(?:card|visa|mastercard|amex|maestro))\b")),
@@ -193,9 +195,14 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
     # A bare "code" only with digits for a value ("the code for the side gate is 4412", "... is
     # four four one two"): "zip code", "dress code" and "source code" are not credentials.
     ("code", re.compile(
-        r"(?i)(?<!zip )(?<!postal )(?<!post )(?<!area )(?<!country )(?<!dress )(?<!source )(?<!promo )"
+        # (a "c" first: the lookbehinds are tried only where a word opens with one)
+        r"(?i)\b(?=c)(?<!zip )(?<!postal )(?<!post )(?<!area )(?<!country )(?<!dress )(?<!source )(?<!promo )"
         r"(?<!discount )(?<!error )(?<!status )(?<!product )(?<!colour )(?<!color )(?<!qr )(?<!bar )"
-        r"(?<!tax )(?<!airport )(?<!language )(?<!morse )(?<!area )\b(?:code|codes|c[oó]digo|codice)\b")),
+        r"(?<!tax )(?<!airport )(?<!language )(?<!morse )(?<!area )"
+        # where a bus stops, a course or a flight is found, a booking or a parcel is looked up
+        r"(?<!stop )(?<!station )(?<!route )(?<!course )(?<!module )(?<!flight )(?<!booking )(?<!tracking )"
+        r"(?<!reference )(?<!voucher )(?<!coupon )(?<!referral )(?<!invite )(?<!shipping )"
+        r"\b(?:code|codes|c[oó]digo|codice)\b")),
 ]
 
 
@@ -271,7 +278,10 @@ _STOP = frozenset("in on at under behind inside written printed stored saved kep
                   "with safe "
                   # a description, not the value: "the password is too long", "hard to spell"
                   "too very so really quite pretty hard easy long short difficult weird unusual strange funny "
-                  "common rare simple complicated impossible wrong incorrect".split())
+                  "common rare simple complicated impossible wrong incorrect "
+                  # the network, not its password: "the wifi at the library is free and open"
+                  "free open public down slow fast patchy unreliable terrible awful great good bad fine off "
+                  "working broken".split())
 # The clause moved on: whatever comes next is not this credential's value.
 _BREAK = frozenset("and or but because so which while when if than must should has have needs expires expired "
                    "has expired".split())
@@ -289,6 +299,17 @@ _SPELLING = frozenset("word words letter letters number numbers digit digits cha
                       "symbols phrase name".split())
 _NUMBER_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
                  "six": "6", "seven": "7", "eight": "8", "nine": "9"}
+# ... and in the languages whose credential words are known here, read digit by digit ("mi pin
+# es cuatro siete cero nueve"): Spanish, French, German, Italian, Portuguese, Dutch. (Not the
+# feminine articles "una", "une", "uma", which rarely read a digit.)
+_NUMBER_WORDS |= {word: str(digit) for digit, words in enumerate((
+    "cero zéro null nul nulla", "uno un eins één een um", "dos deux zwei due dois twee", "tres trois drei tre três drie",
+    "cuatro quatre vier quattro quatro", "cinco cinq fünf funf cinque vijf", "seis sechs sei zes",
+    "siete sept sieben sette sete zeven", "ocho huit acht otto oito", "nueve neuf neun nove negen")) for word in words.split()}
+# Letters read out in the phonetic alphabet ("sierra hotel eight echo"): each spells one character.
+_PHONETIC = frozenset("alpha alfa bravo charlie delta echo foxtrot golf hotel india juliet juliett kilo lima mike "
+                      "november oscar papa quebec romeo sierra tango uniform victor whiskey whisky x-ray xray "
+                      "yankee zulu".split())
 # Before a number, a word of time or quantity: "the password workshop starts at 1500".
 _PREPOSITIONS = frozenset("at after by until till since from around about over under per every for in within "
                           "than".split())
@@ -341,6 +362,8 @@ def credential_shaped(token: str, *, previous: str = "") -> bool:
     if len(token) < 4 or _TIME.match(token) or _MONEY.search(token) or _DESCRIPTOR.match(token) \
             or _DECIMAL.match(token):  # "the order was 204.99 dollars": an amount or a measure
         return False
+    if _VARIABLE.match(token):
+        return False  # "${DB_PASSWORD}", "$API_TOKEN": where the value comes from, not the value
     if _is_date(token) and previous not in _ASSIGNMENT:
         return False  # "changed on 2024-03-01"; but a lock's combination is "5-22-41"
     if _YEAR.match(token) and previous not in _ASSIGNMENT:
@@ -367,6 +390,9 @@ def credential_shaped(token: str, *, previous: str = "") -> bool:
 _SYMBOLS = frozenset("!@#$%^&*+=_~/\\|")
 
 
+_VARIABLE = re.compile(r"^\$(?:\{[A-Za-z_]\w*\}?|[A-Z_][A-Z0-9_]*)$")
+
+
 # Words joined by a hyphen or an apostrophe, each capitalised or not: "Sub-Zero", "Jean-Luc",
 # "O'Sullivan" are names, not a password's mixed case.
 _JOINED_WORDS = re.compile(r"^[A-Z]?[a-z]+(?:[-'’][A-Z]?[a-z]+)+$")
@@ -385,7 +411,7 @@ def _digit_run(words: list, count: int, *, listed: bool = False) -> tuple[int, i
     value spelt out character by character ("k 9 m 2 p 7"), from word `count` on: (end, how
     many digits or characters), or None. `listed`: the value was just assigned ("is", ":"), so
     single digits may be read out with commas between them ("three, eight, eight, zero")."""
-    end = digits = groups = 0
+    end = digits = groups = in_row = 0
     spelt = False
     window = words[count:count + _MAX_DIGIT_GROUPS]
     for position, (raw, word, at) in enumerate(window):
@@ -396,13 +422,19 @@ def _digit_run(words: list, count: int, *, listed: bool = False) -> tuple[int, i
             digits += sum(c.isdigit() for c in word)
         elif lowered in _NUMBER_WORDS:
             digits += 1
-        elif len(word) == 1 and word.isalnum():
+        elif len(word) == 1 and word.isalnum() or lowered in _PHONETIC:
             digits += 1
             spelt = True
         else:
             break
         end, groups = at + len(word), groups + 1
-        if raw != word and not (listed and _listed_digit(raw, word, window[position + 1:position + 2])):
+        in_row = in_row + 1 if lowered in _NUMBER_WORDS or len(word) == 1 and word.isdigit() else 0
+        # Three digits read out or more, a comma, more of them: a code read out in groups ("four
+        # four seven, zero two one"), wherever it stands.
+        grouped = in_row >= 3 and _listed_digit(raw, word, window[position + 1:position + 2])
+        if grouped:
+            in_row = 0
+        if raw != word and not grouped and not (listed and _listed_digit(raw, word, window[position + 1:position + 2])):
             break  # punctuation ends the value
     if spelt and not any(c.isdigit() for c in text_between(words, count, end)):
         return None  # single letters alone ("a b c d") spell no credential
@@ -450,14 +482,19 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
         if raw in (":", "=") or raw.endswith((":", "=")) and not word:
             previous = raw
             continue
+        if lowered in ("which", "that") and count + 1 < len(words) and words[count + 1][1].lower() in _ASSIGNMENT:
+            previous = lowered  # "my memorable word, which is LAVENDERS": the clause gives the value
+            continue
+        # (right after the credential word, "118-402" is its value, not a range of pages)
+        named = previous if count else ":"
         # A lone letter may start a spelt value, but not the Italian or French "is" (è, é).
-        starts_run = _DIGITS.match(word) or lowered in _NUMBER_WORDS or (
-            _HYPHENED_DIGITS.match(word) and credential_shaped(word, previous=previous)) or (
+        starts_run = _DIGITS.match(word) or lowered in _NUMBER_WORDS or lowered in _PHONETIC or (
+            _HYPHENED_DIGITS.match(word) and credential_shaped(word, previous=named)) or (
             len(word) == 1 and word.isalnum() and lowered not in _ASSIGNMENT)
         run = _digit_run(words, count, listed=previous in _ASSIGNMENT or previous == ":") \
             if starts_run and previous not in _PREPOSITIONS else None
         if run is not None and run[1] >= min_digits and (
-                run[2] > 1 or credential_shaped(word, previous=previous) or min_digits < 4):
+                run[2] > 1 or credential_shaped(word, previous=named) or min_digits < 4):
             return None if too_far else run[0]
         if digits_only:
             if lowered in _BREAK or (raw.endswith((".", "!", "?")) and not word[-1:].isdigit()):
@@ -469,15 +506,15 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
             previous = ":" if raw.endswith(":") else lowered
             continue
         if word and not _DIGITS.match(word) and credential_shaped(word, previous=previous):
-            return None if too_far else at + len(word)
+            return None if too_far else _spaced_groups_end(words, count) or at + len(word)
         if wordy and previous in _ASSIGNMENT and raw[:1] in _QUOTES and word:
             # A quoted value runs to its closing quote: "is 'blue heron at midnight'".
             closing = text.find(_QUOTES[raw[0]], at, at + 120)
-            if closing > at:
+            if closing > at and not _VARIABLE.match(text[at:closing]):
                 return None if too_far else closing
         if wordy and word.isalpha() and previous in _ASSIGNMENT and lowered not in _STOP \
                 and lowered not in _FILLERS and lowered not in _BREAK and len(word) >= min_word \
-                and not _asks(words, count):
+                and not (_asks(words, count) and not raw.endswith(",")):  # (", what are they?" asks apart)
             end = at + len(word)
             # A passphrase runs on in plain words until the sentence or the clause does.
             last_raw, last_word = raw, word
@@ -500,6 +537,25 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
             other_words += 1
         previous = ":" if raw.endswith(":") else lowered
     return None
+
+
+def _spaced_groups_end(words: list, count: int) -> int | None:
+    """Where a key printed in groups of one length ends ("af6n fuus 4m4g oimi 4b3s xzhd", an
+    authenticator's setup key), or None: four groups or more, two of them with a digit."""
+    size = len(words[count][1])
+    if not 4 <= size <= 8:
+        return None
+    last = count
+    for raw, word, _ in words[count + 1:count + 16]:
+        if len(word) != size or not word.isalnum():
+            break
+        last += 1
+        if raw != word:
+            break  # punctuation ends the key
+    groups = [word for _, word, _ in words[count:last + 1]]
+    if len(groups) < 4 or sum(any(c.isdigit() for c in g) for g in groups) < 2:
+        return None
+    return words[last][2] + size
 
 
 def _asks(words: list, count: int) -> bool:
@@ -655,6 +711,9 @@ SHAPE_SCORE = {
     "digits": 0.4,          # 4821, 0-4-9-1, 22 14 36
     "mixed": 0.5,           # Harbor7, 4B719, Gr8Sc0tt
     "strong": 0.7,          # 8+ long, both cases and a digit: Tr0mbone!Sunset42, Wolke7Blau
+    # ... and a symbol inside it that no user name, file or identifier may hold, as password rules
+    # demand one: quartzPelican!7, Tr0mbone#Sunset ("Dark_Knight99", "user_Id2" are names)
+    "strong_symbol": 0.9,
     "random": 0.7,          # 16+ long, letters and digits, entropy of 3 bits or more (a hex token)
     "random_mixed": 0.9,    # 20+ long, both cases and digits, entropy of 4 bits or more
 }
@@ -665,6 +724,12 @@ CONTEXT_SCORE = {
     "keep": 0.2,             # "keep this", "hold onto", "stash", "remember": asked to be kept
     "identity": 0.3,         # an e-mail address beside it: "marta.l@mail.com / Biscuit_Tin9" is a login
     "counted": -0.6,         # "after 1000 requests", "room 4417", "2500 steps": a number of the sentence
+    # a site or an app one signs into, beside a value shaped like a password (both cases, a digit
+    # and an underscore, which product names lack): "the booking site takes my email and then the
+    # other bit, moss_Ledge44"
+    "account": 0.2,
+    # ... unless the value is named as a name: "my gamertag on the app is Dark_Knight99"
+    "a_name": -0.6,
 }
 THRESHOLD = 0.9
 # Presidio's context window is five words; a value shaped like a password is judged by its
@@ -715,6 +780,12 @@ def _shape(value: str, previous: str) -> str | None:
     digits = sum(c.isdigit() for c in value)
     if len(value) >= 16 and _decoded(value) is not None:
         return None  # base64 of readable text: _hidden reads what it says
+    groups = value.split("-")
+    if len(groups) >= 4 and _GROUPED.match(value) and len({len(g) for g in groups}) == 1:
+        # Four groups or more of one length: how vendors print licence, product and recovery
+        # keys ("3HY3X-3GDRR-VJFT8-K48BR-V3VK6", "QUGN-SXVE-SIKR-XWDW"); with digits in it, a
+        # key whatever surrounds it, in letters only one when named.
+        return "random_mixed" if digits and letters else "random"
     if not digits and all(c.isalpha() or c in "-'’." for c in value):
         return None  # "EC-Karte", "McAllister": words, however capitalised (the described forms read those)
     upper, lower = any(c.isupper() for c in value), any(c.islower() for c in value)
@@ -723,7 +794,7 @@ def _shape(value: str, previous: str) -> str | None:
     if len(value) >= 16 and letters and digits and _entropy(value) >= 3.0:
         return "random"
     if len(value) >= 8 and upper and lower and digits:
-        return "strong"
+        return "strong_symbol" if _SYMBOL_INSIDE.search(value) and not _FILE_NAME.search(value) else "strong"
     return "mixed" if letters else "digits"
 
 
@@ -795,14 +866,26 @@ def _candidates(words: list, text: str) -> list[tuple[int, int, int, int, str]]:
                     continue
                 if run[1] >= 4:
                     shape, end, end_count = "digits", run[0], count + run[2]
-        if shape is None and (len(value) >= 8 or len(value) >= 4 and not value.isalpha()):
-            shape = _shape(value, words[count - 1][1].lower() if count else "")
+        if shape is None and (len(value) >= 8 or len(value) >= 4 and not value.isalpha()) \
+                and not (raw.startswith(("#", "@")) and not value.isdigit()):  # a hashtag or a handle names
+            previous = words[count - 1][1].lower() if count else ""
+            if previous in ("with", "using") and count > 1 and words[count - 2][1].lower() in _OPENED:
+                previous = ":"  # "opens with 1947" gives the code, whatever year it looks like
+            shape = _shape(value, previous)
         if shape is not None:
             found.append((count, end_count, at + (word.find(value) if value else 0), end, shape))
         count = end_count
     return found
 
 
+# Where one signs in (the value's sentence), and words that make a value a name, not a secret.
+_ACCOUNT_WORDS = frozenset("site website app account portal login email e-mail inbox vault icloud bank banking "
+                           "online router admin".split())
+_NAME_WORDS = frozenset("username usernames user-name gamertag handle nickname nick alias screenname userid "
+                        "ssid network called named".split())
+_SYMBOL_INSIDE = re.compile(r"[!$%^&*+=~?]|(?<=.)[#@]")
+_FILE_NAME = re.compile(r"\.[A-Za-z]{2,4}$")
+_OPENED = frozenset("opens open opened unlocks unlock unlocked".split())
 _BARE_NETWORK = re.compile(r"(?i)^wi-?fi$")
 _JOINS_A_NETWORK = frozenset("on onto to off from into with".split())
 
@@ -833,17 +916,20 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
                 before -= 1
             if before >= 0 and words[before][1].lower() in _JOINS_A_NETWORK:
                 network.add(index)
-    access = {i for i, (_, word, _) in enumerate(words) if is_access_word(word)}
+    access = {i for i, (_, word, _) in enumerate(words) if is_access_word(word.rstrip(":"))}  # ("side door: 6142*")
     for match in ACCESS_PHRASES.finditer(text):
         first = max(0, bisect.bisect_right(starts, match.start()) - 1)
         access.update(range(first, bisect.bisect_left(starts, match.end())))
     access = {i for i in access if i + 1 >= len(words) or words[i + 1][1].lower() not in NOT_ACCESS_AFTER}
     keep = {max(0, bisect.bisect_right(starts, m.start()) - 1) for m in _KEEP.finditer(text)}
     identity = {i for i, (_, word, _) in enumerate(words) if _EMAIL.search(word)}
+    accounts = {i for i, (_, word, _) in enumerate(words) if word.lower() in _ACCOUNT_WORDS}
+    names_a_name = {i for i, (_, word, _) in enumerate(words) if word.lower() in _NAME_WORDS}
     findings = []
     for count, end_count, start, end, shape in candidates:
         near = _near(words, sentence, count, end_count,
-                     reach=_SENTENCE_REACH if shape in ("strong", "random", "random_mixed") else _CONTEXT_REACH)
+                     reach=_SENTENCE_REACH if shape in ("strong", "strong_symbol", "random", "random_mixed")
+                     else _CONTEXT_REACH)
         # ("get the printer HL-L2350DW back on the wifi": a device before the network's name)
         kinds = {named[i] for i in near if i in named and not (i in network and i > count)}
         # A bare "code" takes digits ("the discount code SUMMER20"), a bare "pass" anything but
@@ -856,6 +942,9 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
         score += CONTEXT_SCORE["access"] if access.intersection(near) else 0
         score += CONTEXT_SCORE["keep"] if shape in ("random", "strong") and keep.intersection(near) else 0
         score += CONTEXT_SCORE["identity"] if shape != "digits" and identity.intersection(near) else 0
+        if shape == "strong" and "_" in text[start:end] and accounts.intersection(near):
+            score += CONTEXT_SCORE["account"]
+        score += CONTEXT_SCORE["a_name"] if shape != "digits" and names_a_name.intersection(near) else 0
         leading = all(w.lower() in _FILLERS for _, w, _ in words[:count])
         score += CONTEXT_SCORE["carried"] if carried and count <= 1 and leading else 0
         named_before = any(i in named for i in range(max(0, count - 2), count))
@@ -1021,12 +1110,30 @@ def _given_to_a_program(text: str) -> list[Finding]:
     return findings
 
 
+# In India a "PIN code" is the six-digit postal code: "my pin code is 560034, koramangala — does
+# flipkart deliver there?" names where a parcel goes.
+_PIN_CODE = re.compile(r"(?i)pin[\s-]?codes?$")
+_SIX_DIGITS_NEXT = re.compile(r"\D{0,12}?\b[1-9]\d{5}\b(?![\s-]?\d)")
+_DELIVERY = re.compile(r"(?i)\b(?:deliver\w*|courier|shipping|ship|address|area|locality|post\s*office|parcel|"
+                       r"order|dispatch\w*|city|town|district|village|state|serviceable)\b")
+
+
+_BANKING = re.compile(r"(?i)\b(?:bank\w*|card|atm|debit|credit|account|upi|netbanking)\b")
+
+
+def _postal_pin(text: str, kind: str, start: int, end: int) -> bool:
+    return kind == "pin" and bool(_PIN_CODE.search(text[start:end])) and bool(
+        _SIX_DIGITS_NEXT.match(text, end)) and bool(_DELIVERY.search(text)) and not _BANKING.search(text)
+
+
 def described_credentials(text: str, inner, *, carried: bool = False) -> list[Finding]:
     """Credentials described in words, or hidden or bare, in `text` (normalised by the caller).
     `inner(text)` says whether a decoded base64 string holds a secret (safety.find_secrets).
     `carried`: the sender's previous message named a credential, so a value opening this one
     is likely its value."""
     names = credential_words(text)
+    postal = [(start, end) for kind, start, end in names if _postal_pin(text, kind, start, end)]
+    names = [name for name in names if not any(start <= name[1] < end for start, end in postal)]
     return [*_worded(text, names), *_value_first(text, names), *_scored(text, names, carried=carried),
             *_given_to_a_program(text), *_hidden(text, inner)]
 
@@ -1040,6 +1147,11 @@ def continued_credential(text: str) -> Finding | None:
         # "and the rest is 98431", "then 4471": only words that say which part comes before it
         # ("and the meeting moved to 1530" goes on with something else)
         start = connective.end()
+        # past the words that say which part follows ("it ends with", "the rest is")
+        for _, word, at in _words(text, start):
+            if word.strip(":,").lower() not in _PART_WORDS:
+                break
+            start = at + len(word)
         end = value_end(text, start, wordy=False)
         words = text[start:end].split()[:-1] if end is not None else []
         if end is not None and all(w.strip(":,").lower() in _PART_WORDS for w in words):
@@ -1049,5 +1161,6 @@ def continued_credential(text: str) -> Finding | None:
 
 
 _CONNECTIVE = re.compile(r"(?i)\s*(?:(?:and|then|plus|oh\s+and|also|after\s+that)\b[\s,]*)?")
-_PART_WORDS = frozenset("the rest remainder end last second final other part half bit digits is are it's of it "
+_PART_WORDS = frozenset("the rest remainder end ends ending last second final other part half bit digits is are it's of it "
+                        "with starts finishes goes on comes after "
                         "that's = :".split())

@@ -49,7 +49,9 @@ SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
     # The answer, not the question: "the security question was 'name of your first pet'" is not one.
     ("security_answer", re.compile(
         r"(?i)\b(?:security answer|"  # (a mother's maiden name and a first pet: credentials.py)
-        r"answer (?:to|for) [^.\n]{0,60}?\bquestions?)\b[^.\n]{0,30}?\b(?:is|was|:)\s+"
+        # (not a quiz's or a homework's numbered question: "answer to question 7 ... is 1066")
+        r"answer (?:to|for) (?!(?:the\s+)?questions?\s+(?:\d|no\b|number))[^.\n]{0,60}?\bquestions?)\b[^.\n]{0,30}?"
+        r"\b(?:is|was|:)\s+"
         # ... and the answer itself, not where it is written ("is on the form")
         r"(?!(?:in|on|at|the|a|an|not|never|somewhere|written|stored|saved|kept|under|behind|inside)\b)[^\s.,]+")),
     ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
@@ -63,8 +65,15 @@ SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("connection_string_password", re.compile(r"\b[a-z][a-z0-9+.-]{0,30}://[^\s:/@]*:[^\s@/]+@[^\s]+", re.I)),
     ("signed_url", re.compile(r"https?://\S+[?&](?:X-Amz-Signature|Signature|sig|X-Goog-Signature|token|access_token)=[^\s&]+", re.I)),
     ("api_key", re.compile(
-        r"(?i)\b(?:api[_ -]?key|secret[_ -]?key|access[_ -]?token|auth[_ -]?token|client[_ -]?secret|token|secret)\b(?:\s+(?:is|was))?\s*[:=]?\s*[\"']?[A-Za-z0-9_\-./+=]{12,}"
+        r"(?i)\b(?:api[_ -]?key|secret[_ -]?key|access[_ -]?token|auth[_ -]?token|client[_ -]?secret|token|secret)\b"
+        r"[\"']?(?:\s+(?:is|was))?\s*[:=]?\s*[\"']?[A-Za-z0-9_\-./+=]{12,}"
     )),
+    # A quoted value given to a setting that names a credential, in a config file, JSON or code
+    # ('psk="moth&Lantern04"', '"db_password": "..."'); not a placeholder ("${DB_PASS}", "<yours>").
+    ("password", re.compile(
+        # (the setting's name read 40 characters at most: "[\w.-]*" went back over all of a long run)
+        r"(?i)(?<![\w.-])[\w.-]{0,40}?(?:pass(?:word|wd|phrase)|pwd|psk|secret|token|api_?key|private_?key)[\"']?\s*[:=]\s*"
+        r"([\"'])(?!\$|<|%\(|\{\{|(?:true|false|null|none|yes|no)\1)[^\"'\s]{4,}\1")),
     # Grouped as cards are (4-4-4-4, Amex 4-6-5, or not at all), and not the digits of a decimal
     # fraction ("0.8474337369372327 volts" can pass the Luhn check) or of an order number.
     ("card_number", re.compile(
@@ -152,6 +161,7 @@ def find_secrets(text: str, *, continues: bool = False, carried: bool = False) -
                 continue  # a parcel's tracking code has the shape, not the check digits
             found.append(SecretFinding(kind, *match.span()))
     found += seed_phrases(normal)
+    found += _named_seed_phrases(normal)
     public = [m.span() for m in PUBLIC_KEY.finditer(normal)]
     found += [SecretFinding(f.kind, f.start, f.end)
               for f in described_credentials(normal, _holds_secret, carried=carried or continues)]
@@ -216,6 +226,30 @@ def seed_phrases(text: str) -> list[SecretFinding]:
             if len(run) >= SEED_WORDS:
                 found.append(SecretFinding("seed_phrase", run[0][1], run[-1][2]))
             run = [word] if word[0] in wordlist else []
+    return found
+
+
+# Named as a wallet's words ("my ledger seed is ...", "wallet words off the steel card: 1. ember
+# 2. parrot ..."), twelve words or more, most of them from one word list: a phrase copied by hand
+# with a word misremembered is still the wallet's key.
+_SEED_LEAD_IN = re.compile(r"(?i)\b(?:seed|mnemonic|wallet|recovery|backup)(?:\s+(?:phrase|words?))?"
+                           r"(?:[^\n:.?!]{0,40}:|\s*(?:is|are|was)?)[\s:]*(?=(?:\d{1,2}[.)]\s*)?[a-z])")
+_SEED_LISTED = re.compile(r"[\s,;]*(\d{1,2}[.)][ \t]*)?([a-z]{3,8})\b")
+SEED_SHARE = 0.7
+SEED_LENGTHS = (12, 15, 18, 21, 24)  # a numbered list of exactly so many words needs no word list
+
+
+def _named_seed_phrases(text: str) -> list[SecretFinding]:
+    found = []
+    for lead_in in _SEED_LEAD_IN.finditer(text):
+        words, numbered, at = [], 0, lead_in.end()
+        while len(words) < 24 and (word := _SEED_LISTED.match(text, at)) is not None:
+            words.append(word.group(2))
+            numbered += word.group(1) is not None
+            at = word.end()
+        if numbered == len(words) in SEED_LENGTHS or len(words) >= SEED_WORDS and any(
+                sum(w in wordlist for w in words) >= SEED_SHARE * len(words) for wordlist in _seed_wordlists()):
+            found.append(SecretFinding("seed_phrase", lead_in.end(), at))
     return found
 
 

@@ -460,8 +460,7 @@ ORDINARY = [
     "seed: tomatoes, basil and chives",
     "the hotel was $140/night and the password for the wifi was on the card",
     "I lost my licence key for Photoshop, the order was 204.99 dollars",
-    pytest.param("the answer to question 7 is 1914", marks=pytest.mark.xfail(
-        strict=True, reason="known false refusal: safety.py's security_answer pattern reads 'answer to ... question'")),
+    "the answer to question 7 is 1914",  # a quiz's numbered question (a false refusal until stop 28)
     # security questions named without their answer, and intercoms with numbers that open nothing
     "la question secrète de ma banque demande le nom de mon premier animal, c'est bête",
     "la pregunta de seguridad de mi banco es ridícula, ¿la cambio?",
@@ -528,6 +527,72 @@ ORDINARY = [
     "the hotel gave me a master key for room 1204",
 ]
 
+
+# 2026-12-04 night (blind_v7's dev split showed the classes; none of these is one of its phrasings):
+# typos of the word, digits read in other languages or the phonetic alphabet, a relative clause,
+# keys in groups of one length, settings in config files, a wallet's words named, a password's
+# symbols, a sign-in page, a code to verify, digits read in groups, a card's CID, "opens with",
+# hyphen halves after the word, a continuation that says which part follows.
+NEW_CLASSES = [
+    ("my passwrod for the library app is Ochre_Lamp3", "Ochre_Lamp3"),
+    ("the passowrd on the tablet is Gl0wworm", "Gl0wworm"),
+    ("el pin de mi tarjeta es ocho tres uno cinco, no lo olvides", "ocho tres uno cinco"),
+    ("le code de la porte est sept deux neuf un", "sept deux neuf un"),
+    ("die PIN ist vier null acht zwei", "vier null acht zwei"),
+    ("the wifi password is bravo seven echo two nine", "bravo seven echo two nine"),
+    ("my banking passcode, which is Tangerine88, stopped working", "Tangerine88"),
+    ("the key on the box is 7KXQ2-M9PLD-3RWTV-8HJNF-Q2ZKT, does it work for office 2021?",
+     "7KXQ2-M9PLD-3RWTV-8HJNF-Q2ZKT"),
+    ("recovery key, when i set it up on the new phone: HJKW-PLMQ-RTVX-ZNBC-DFGS", "HJKW-PLMQ-RTVX-ZNBC-DFGS"),
+    ("the authenticator key is k3vq pm7x wq2d ra9c jh4t", "k3vq pm7x wq2d ra9c jh4t"),
+    ('settings.json has "smtp_password": "Fjord-Bell-2291" in it, is that safe?', "Fjord-Bell-2291"),
+    ('wpa config: network={ ssid="Loft" psk="Orchid+Tide77" }', "Orchid+Tide77"),
+    ("the seed for my trezor is: olive crane sunset rabbit glory piano tunnel mirror orbit lemon velvet canyon",
+     "olive crane sunset rabbit glory piano tunnel mirror orbit lemon velvet canyon"),
+    ("words from the wallet card:\n1. acid\n2. brisk\n3. cobweb\n4. dune\n5. ember\n6. fjord\n7. gusto\n8. hinge\n"
+     "9. inkwell\n10. jolly\n11. kernel\n12. lumen", "cobweb"),
+    ("would Harbour!Kite9 be strong enough for a bank?", "Harbour!Kite9"),
+    ("the school portal wants my email then Maple_Stream31 and then nothing loads", "Maple_Stream31"),
+    ("paypal sent 7QK2MX to confirm the new phone", "7QK2MX"),
+    ("amazon texted a code, six one four, two nine eight, where does it go", "six one four, two nine eight"),
+    ("the amex cid is 7742 and it expires soon", "7742"),
+    ("back door: 5518# then pull hard", "5518"),
+    ("the shed padlock opens with 1984, tell the gardener", "1984"),
+    ("signal registration code 204-771, what do i do with it", "204-771"),
+    ("koda za vrata je 4417 8830", "4417 8830"),
+    ("кодът за входа е 558812", "558812"),
+    ("میرا پن 6042 ہے", "6042"),
+    ("the bike locker: 4 · 8 · 1 · 6", "4 · 8 · 1 · 6"),
+]
+NEW_ORDINARY = [
+    "answer to question 12 of the quiz is 1789",
+    "pin code 400050, which area is that? i want them to deliver there",
+    "the stop code on the tram shelter is 31842",
+    "the hotel wifi is free and open, no sign up",
+    "my xbox gamertag is Frost_Wolf88",
+    "rename get_User2 in the script to fetch_user",
+    "the app crashed on my Galaxy-S24Ultra again",
+    "loving the #Summer_2024 photos",
+    "password: \"${DB_PASSWORD}\" comes from the environment",
+]
+
+
+@pytest.mark.parametrize("text,secret", NEW_CLASSES)
+def test_a_credential_of_the_new_classes_is_redacted(text, secret):
+    assert _hides(text, secret), redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("text", NEW_ORDINARY)
+def test_an_ordinary_sentence_near_the_new_classes_is_kept(text):
+    assert redact_secrets(text) == (text, []), redact_secrets(text)[0]
+
+
+def test_a_continuation_that_says_which_part_follows_is_redacted():
+    assert "Harbour!9" not in redact_secrets("and it finishes with Harbour!9, no space", continues=True)[0]
+
+
+def test_a_card_pin_code_is_no_postcode_when_banking_is_named():
+    assert "582913" not in redact_secrets("my card pin code is 582913, courier brings the new one")[0]
 
 @pytest.mark.parametrize("text,secret", CREDENTIALS)
 def test_a_credential_in_a_new_phrasing_is_redacted(text, secret):

@@ -139,6 +139,12 @@ def _iban_ok(candidate: str) -> bool:
     return int(number) % 97 == 1
 
 
+# The same text is looked at several times on its way in (at append, as the event's content and
+# its episode, as the message before the next one): a short text's findings are kept. (Findings
+# depend on the text and the two flags alone.)
+_CACHED_UP_TO = 4096
+
+
 def find_secrets(text: str, *, continues: bool = False, carried: bool = False) -> list[SecretFinding]:
     """Every secret in `text`, as spans of `text`. Looked for in the text normalised
     (credentials.normalise: compatibility forms, zero-width characters, look-alike letters,
@@ -147,6 +153,18 @@ def find_secrets(text: str, *, continues: bool = False, carried: bool = False) -
     `continues`: the previous message of the same person ended with a credential's word, so a
     value at the start of this one finishes it. `carried`: that message named a credential
     somewhere (mentions_credential), so a value opening this one scores as if named here."""
+    if len(text) <= _CACHED_UP_TO:
+        return list(_find_secrets_cached(text, continues, carried))
+    return _find_secrets(text, continues=continues, carried=carried)
+
+
+@functools.lru_cache(maxsize=4096)
+def _find_secrets_cached(text: str, continues: bool, carried: bool) -> tuple[SecretFinding, ...]:
+    return tuple(_find_secrets(text, continues=continues, carried=carried))
+
+
+def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) -> list[SecretFinding]:
+    """find_secrets' work, not cached."""
     normal, origin = normalise(text)
     found: list[SecretFinding] = []
     for kind, pattern in SECRET_PATTERNS:

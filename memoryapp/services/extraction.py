@@ -265,27 +265,36 @@ def _episode(*, tenant: Tenant, p: Prepared, vector) -> Memory:
     )
 
 
+# One round trip: the episodes of those events, unless a durable memory drawn from the same
+# event is still current (three statements a supersession cost ~3.8 ms of a chat job's write).
+_RETIRE_EPISODES = """
+UPDATE memoryapp_memory m SET status = %(superseded)s, valid_to = %(at)s, superseded_by_id = %(successor)s
+WHERE m.tenant_id = %(tenant)s AND m.source_event_id = ANY(%(events)s)
+  AND m.memory_type = %(episodic)s AND m.status = %(active)s
+  AND NOT EXISTS (
+      SELECT 1 FROM memoryapp_memoryevidence ev
+      JOIN memoryapp_memory d ON d.tenant_id = ev.tenant_id AND d.id = ev.memory_id
+      WHERE ev.tenant_id = m.tenant_id AND ev.event_id = m.source_event_id
+        AND d.status = %(active)s AND NOT d.erasing AND d.memory_type <> %(episodic)s)
+RETURNING m.id
+"""
+
+
 def _retire_episodes(*, tenant: Tenant, event_ids, successor: Memory, at: datetime, record, subject_ref: str) -> int:
     """An episode stating a value that no longer holds stops being current with it, so a
     current query does not find the old statement through its raw copy. Only when every
     durable memory drawn from that event is no longer current (one message may state two facts).
     Audited as one entry naming the episodes."""
-    event_ids = set(event_ids)
-    still_current = set(MemoryEvidence.objects.filter(
-        tenant=tenant, event_id__in=event_ids, memory__status=Memory.Status.ACTIVE, memory__erasing=False,
-    ).exclude(memory__memory_type=Memory.Type.EPISODIC).values_list("event_id", flat=True)) if event_ids else set()
-    if not event_ids - still_current:
+    event_ids = sorted(set(event_ids))
+    if not event_ids:
         return 0
-    episodes = Memory.objects.filter(
-        tenant=tenant, source_event_id__in=event_ids - still_current, memory_type=Memory.Type.EPISODIC,
-        status=Memory.Status.ACTIVE,
-    )
-    ids = list(episodes.values_list("pk", flat=True))
+    with connection.cursor() as cursor:
+        cursor.execute(_RETIRE_EPISODES, {
+            "superseded": Memory.Status.SUPERSEDED, "active": Memory.Status.ACTIVE, "episodic": Memory.Type.EPISODIC,
+            "at": at, "successor": successor.pk, "tenant": tenant.pk, "events": event_ids})
+        ids = sorted(row[0] for row in cursor.fetchall())
     if not ids:
         return 0
-    Memory.objects.filter(tenant=tenant, pk__in=ids).update(
-        status=Memory.Status.SUPERSEDED, valid_to=at, superseded_by=successor,
-    )
     record(tenant=tenant, actor=WORKER, action="episodes_superseded", subject_ref=subject_ref,
            details={"memory_ids": [f"mem_{i.hex}" for i in ids], "superseded_by": successor.public_id})
     return len(ids)

@@ -124,6 +124,21 @@ def test_extraction_audits_every_episode_it_writes_and_every_episode_it_retires(
         assert {i for e in entries for i in e.details["memory_ids"]} == {m.public_id for m in retired}
 
 
+def test_an_episode_stays_current_while_another_fact_drawn_from_it_still_holds(tenant_a, actor):
+    ingest(tenant_a, "alice", actor, ("e1", "user", "I live in Oslo and I work as a nurse.", None, at(0)))
+    with as_tenant(tenant_a):
+        facts = Memory.objects.filter(source_event__event_id="e1").exclude(memory_type="episodic").count()
+    assert facts >= 2  # the city and the job, both from e1
+    ingest(tenant_a, "alice", actor, ("e2", "user", "I moved to Bergen last month.", None, at(60)))
+    with as_tenant(tenant_a):
+        episode = Memory.objects.get(source_event__event_id="e1", memory_type="episodic")
+        assert episode.status == "active"  # the job it states still holds
+    ingest(tenant_a, "alice", actor, ("e3", "user", "I work as a teacher now.", None, at(120)))
+    with as_tenant(tenant_a):
+        episode.refresh_from_db()
+        assert episode.status == "superseded" and episode.valid_to is not None
+
+
 def test_approving_a_procedure_audits_the_one_it_retires(tenant_a, actor):
     first = memory_write(tenant=tenant_a, subject_ref="alice", actor=actor, draft=MemoryDraft(
         statement="Answer in French.", memory_type="procedural", key="procedure:language")).memory

@@ -140,7 +140,7 @@ ACCESS_PHRASES = re.compile(
     # today" unpacked a thing, and "opened the box" is no lock
     r"get(?:s|ting)?\s+(?:in|into)\b|opens?(?!\s+(?:at|from|until|till|on|in|daily|every|late|early|again|up))|"
     r"opened\s+(?:with|using|by\s+typing)|open\s+(?:the|my|our|it)|"
-    r"(?:to|can)\s+(?:access|enter|open|unlock|verify|confirm)|access(?:es|ed)?\s+(?:my|the|our|your)|"
+    r"(?:to|can)\s+(?:access|enter|open|unlock)|access(?:es|ed)?\s+(?:my|the|our|your)|"
     r"(?:punch|key|tap|type)\s+in|ouvre|ouvrir|abre|abrir|apre|aprire|[oö]ffnen|openen|opent|otwiera|"
     r"se\s+connecter|iniciar\s+sesi[oó]n|acceder|accedere|entrar|acessar)\b"
 )

@@ -214,17 +214,20 @@ def credential_words(text: str) -> list[tuple[str, int, int]]:
     found += _script_words(text)
     covered = sorted((start, end) for _, start, end in found)
     for token in _WORD.finditer(text):
-        kind = credential_word_kind(token.group())
+        word = token.group().rstrip(_WORD_TAIL)  # (a word ends on a letter or a digit)
+        kind = credential_word_kind(word) if word else None
         if kind is None:
             continue
         at = bisect.bisect_right(covered, (token.start(), len(text))) - 1
         if at >= 0 and covered[at][1] > token.start():
             continue  # a phrase of CREDENTIAL_WORDS already names it
-        found.append((kind, token.start(), token.end()))
+        found.append((kind, token.start(), token.start() + len(word)))
     return found
 
 
-_WORD = re.compile(r"[\w@$](?:[\w@$'’-]*\w)?")
+# (the tail trimmed after the match: "[\w@$'’-]*\w" went back over every "$" of "$$$$...")
+_WORD = re.compile(r"[\w@$][\w@$'’-]*")
+_WORD_TAIL = "@$'’-"
 
 
 def _script_words(text: str) -> list[tuple[str, int, int]]:
@@ -303,7 +306,7 @@ _NUMBER_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "
 # es cuatro siete cero nueve"): Spanish, French, German, Italian, Portuguese, Dutch. (Not the
 # feminine articles "una", "une", "uma", which rarely read a digit.)
 _NUMBER_WORDS |= {word: str(digit) for digit, words in enumerate((
-    "cero zéro null nul nulla", "uno un eins één een um", "dos deux zwei due dois twee", "tres trois drei tre três drie",
+    "cero zéro null nul nulla", "uno eins één um", "dos deux zwei due dois twee", "tres trois drei tre três drie",
     "cuatro quatre vier quattro quatro", "cinco cinq fünf funf cinque vijf", "seis sechs sei zes",
     "siete sept sieben sette sete zeven", "ocho huit acht otto oito", "nueve neuf neun nove negen")) for word in words.split()}
 # Letters read out in the phonetic alphabet ("sierra hotel eight echo"): each spells one character.
@@ -468,6 +471,7 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
     `digits_only`: only digits (in groups or as words) are a value."""
     previous = ""
     assigned = False
+    relative = False  # the value follows "which is": only one shaped like a credential counts
     other_words = 0
     # Only the words a value can reach: reading the rest of the text for every credential word
     # made a long message of them ("pin pin pin ...") quadratic (82 s for 40 KB).
@@ -483,10 +487,13 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
             previous = raw
             continue
         if lowered in ("which", "that") and count + 1 < len(words) and words[count + 1][1].lower() in _ASSIGNMENT:
-            previous = lowered  # "my memorable word, which is LAVENDERS": the clause gives the value
+            # "my memorable word, which is LAVENDERS": the clause gives the value, if one shaped
+            # like it ("my password, which is annoying" says what it is like)
+            previous, relative = lowered, True
             continue
-        # (right after the credential word, "118-402" is its value, not a range of pages)
-        named = previous if count else ":"
+        # (right after the credential word, "118-402" is its value, not a range of pages; "pin
+        # 12-13" is two of a board's pins)
+        named = ":" if not count and _HALVES.match(word) else previous
         # A lone letter may start a spelt value, but not the Italian or French "is" (è, é).
         starts_run = _DIGITS.match(word) or lowered in _NUMBER_WORDS or lowered in _PHONETIC or (
             _HYPHENED_DIGITS.match(word) and credential_shaped(word, previous=named)) or (
@@ -513,6 +520,7 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
             if closing > at and not _VARIABLE.match(text[at:closing]):
                 return None if too_far else closing
         if wordy and word.isalpha() and previous in _ASSIGNMENT and lowered not in _STOP \
+                and not (relative and not (word.isupper() and len(word) >= 6)) \
                 and lowered not in _FILLERS and lowered not in _BREAK and len(word) >= min_word \
                 and not (_asks(words, count) and not raw.endswith(",")):  # (", what are they?" asks apart)
             end = at + len(word)
@@ -711,9 +719,10 @@ SHAPE_SCORE = {
     "digits": 0.4,          # 4821, 0-4-9-1, 22 14 36
     "mixed": 0.5,           # Harbor7, 4B719, Gr8Sc0tt
     "strong": 0.7,          # 8+ long, both cases and a digit: Tr0mbone!Sunset42, Wolke7Blau
-    # ... and a symbol inside it that no user name, file or identifier may hold, as password rules
-    # demand one: quartzPelican!7, Tr0mbone#Sunset ("Dark_Knight99", "user_Id2" are names)
-    "strong_symbol": 0.9,
+    # ... and a symbol inside it that user names, files, versions and formulas seldom hold, as
+    # password rules demand one: quartzPelican!7 ("Dark_Knight99", "iPhone15+", "x+=Delta2" are
+    # none); as "strong", it needs a cue
+    "strong_symbol": 0.7,
     "random": 0.7,          # 16+ long, letters and digits, entropy of 3 bits or more (a hex token)
     "random_mixed": 0.9,    # 20+ long, both cases and digits, entropy of 4 bits or more
 }
@@ -724,11 +733,10 @@ CONTEXT_SCORE = {
     "keep": 0.2,             # "keep this", "hold onto", "stash", "remember": asked to be kept
     "identity": 0.3,         # an e-mail address beside it: "marta.l@mail.com / Biscuit_Tin9" is a login
     "counted": -0.6,         # "after 1000 requests", "room 4417", "2500 steps": a number of the sentence
-    # a site or an app one signs into, beside a value shaped like a password (both cases, a digit
-    # and an underscore, which product names lack): "the booking site takes my email and then the
-    # other bit, moss_Ledge44"
+    # a site or an app one signs into, beside a value with a password's symbol: "is quartzPelican!7
+    # decent? it's what i use on my main email"
     "account": 0.2,
-    # ... unless the value is named as a name: "my gamertag on the app is Dark_Knight99"
+    # ... unless the value is named as a name: "my IGN on the app is Sn!per2000"
     "a_name": -0.6,
 }
 THRESHOLD = 0.9
@@ -783,9 +791,10 @@ def _shape(value: str, previous: str) -> str | None:
     groups = value.split("-")
     if len(groups) >= 4 and _GROUPED.match(value) and len({len(g) for g in groups}) == 1:
         # Four groups or more of one length: how vendors print licence, product and recovery
-        # keys ("3HY3X-3GDRR-VJFT8-K48BR-V3VK6", "QUGN-SXVE-SIKR-XWDW"); with digits in it, a
-        # key whatever surrounds it, in letters only one when named.
-        return "random_mixed" if digits and letters else "random"
+        # keys ("3HY3X-3GDRR-VJFT8-K48BR-V3VK6", "QUGN-SXVE-SIKR-XWDW"); groups of five with
+        # letters and digits, a key whatever surrounds it; others (an IPv6 literal's groups of
+        # four, a part number) only when named.
+        return "random_mixed" if digits and letters and len(groups[0]) >= 5 else "random"
     if not digits and all(c.isalpha() or c in "-'’." for c in value):
         return None  # "EC-Karte", "McAllister": words, however capitalised (the described forms read those)
     upper, lower = any(c.isupper() for c in value), any(c.islower() for c in value)
@@ -869,8 +878,9 @@ def _candidates(words: list, text: str) -> list[tuple[int, int, int, int, str]]:
         if shape is None and (len(value) >= 8 or len(value) >= 4 and not value.isalpha()) \
                 and not (raw.startswith(("#", "@")) and not value.isdigit()):  # a hashtag or a handle names
             previous = words[count - 1][1].lower() if count else ""
-            if previous in ("with", "using") and count > 1 and words[count - 2][1].lower() in _OPENED:
-                previous = ":"  # "opens with 1947" gives the code, whatever year it looks like
+            if previous in ("with", "using") and count > 1 and words[count - 2][1].lower() in _OPENED \
+                    and any(is_access_word(w.rstrip(":")) for _, w, _ in words):
+                previous = ":"  # "the box by the door opens with 1947": a code, whatever year it looks like
             shape = _shape(value, previous)
         if shape is not None:
             found.append((count, end_count, at + (word.find(value) if value else 0), end, shape))
@@ -881,9 +891,11 @@ def _candidates(words: list, text: str) -> list[tuple[int, int, int, int, str]]:
 # Where one signs in (the value's sentence), and words that make a value a name, not a secret.
 _ACCOUNT_WORDS = frozenset("site website app account portal login email e-mail inbox vault icloud bank banking "
                            "online router admin".split())
-_NAME_WORDS = frozenset("username usernames user-name gamertag handle nickname nick alias screenname userid "
-                        "ssid network called named".split())
-_SYMBOL_INSIDE = re.compile(r"[!$%^&*+=~?]|(?<=.)[#@]")
+_NAME_WORDS = frozenset("username usernames user-name gamertag tag ign psn xbox discord steam handle nickname nick "
+                        "alias screenname userid name display profile channel instagram insta ig twitter tiktok "
+                        "snapchat follow ssid network called named".split())
+_HALVES = re.compile(r"^\d{3,}-\d{3,}$")
+_SYMBOL_INSIDE = re.compile(r"(?<=.)[!$?~&](?=.)")
 _FILE_NAME = re.compile(r"\.[A-Za-z]{2,4}$")
 _OPENED = frozenset("opens open opened unlocks unlock unlocked".split())
 _BARE_NETWORK = re.compile(r"(?i)^wi-?fi$")
@@ -942,7 +954,7 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
         score += CONTEXT_SCORE["access"] if access.intersection(near) else 0
         score += CONTEXT_SCORE["keep"] if shape in ("random", "strong") and keep.intersection(near) else 0
         score += CONTEXT_SCORE["identity"] if shape != "digits" and identity.intersection(near) else 0
-        if shape == "strong" and "_" in text[start:end] and accounts.intersection(near):
+        if shape == "strong_symbol" and accounts.intersection(near):
             score += CONTEXT_SCORE["account"]
         score += CONTEXT_SCORE["a_name"] if shape != "digits" and names_a_name.intersection(near) else 0
         leading = all(w.lower() in _FILLERS for _, w, _ in words[:count])
@@ -1122,8 +1134,8 @@ _BANKING = re.compile(r"(?i)\b(?:bank\w*|card|atm|debit|credit|account|upi|netba
 
 
 def _postal_pin(text: str, kind: str, start: int, end: int) -> bool:
-    return kind == "pin" and bool(_PIN_CODE.search(text[start:end])) and bool(
-        _SIX_DIGITS_NEXT.match(text, end)) and bool(_DELIVERY.search(text)) and not _BANKING.search(text)
+    """(the delivery and banking words are the caller's to read, once per text)"""
+    return kind == "pin" and bool(_PIN_CODE.search(text[start:end])) and bool(_SIX_DIGITS_NEXT.match(text, end))
 
 
 def described_credentials(text: str, inner, *, carried: bool = False) -> list[Finding]:
@@ -1132,7 +1144,8 @@ def described_credentials(text: str, inner, *, carried: bool = False) -> list[Fi
     `carried`: the sender's previous message named a credential, so a value opening this one
     is likely its value."""
     names = credential_words(text)
-    postal = [(start, end) for kind, start, end in names if _postal_pin(text, kind, start, end)]
+    postal = [(start, end) for kind, start, end in names if _postal_pin(text, kind, start, end)] \
+        if any(kind == "pin" for kind, _, _ in names) and _DELIVERY.search(text) and not _BANKING.search(text) else []
     names = [name for name in names if not any(start <= name[1] < end for start, end in postal)]
     return [*_worded(text, names), *_value_first(text, names), *_scored(text, names, carried=carried),
             *_given_to_a_program(text), *_hidden(text, inner)]

@@ -19,6 +19,9 @@ class SecretFinding:
     end: int
 
 
+# What documentation writes where a value goes: "YOUR_API_KEY_HERE", "xxxxxxxx", "********".
+_PLACEHOLDER = r"(?i:(?:your|my|insert|enter|example|sample|placeholder|dummy|replace)[\w-]*|x{4,}|\*{4,})"
+
 # (kind, pattern). Order matters only for overlapping spans; the first match wins.
 SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("private_key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)")),
@@ -66,14 +69,15 @@ SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("signed_url", re.compile(r"https?://\S+[?&](?:X-Amz-Signature|Signature|sig|X-Goog-Signature|token|access_token)=[^\s&]+", re.I)),
     ("api_key", re.compile(
         r"(?i)\b(?:api[_ -]?key|secret[_ -]?key|access[_ -]?token|auth[_ -]?token|client[_ -]?secret|token|secret)\b"
-        r"[\"']?(?:\s+(?:is|was))?\s*[:=]?\s*[\"']?[A-Za-z0-9_\-./+=]{12,}"
+        # (whitespace read possessively: "\s*[:=]?\s*" went back over a long run of spaces)
+        r"[\"']?(?:\s++(?:is|was))?\s*+[:=]?\s*+[\"']?(?!" + _PLACEHOLDER + r")[A-Za-z0-9_\-./+=]{12,}"
     )),
     # A quoted value given to a setting that names a credential, in a config file, JSON or code
     # ('psk="moth&Lantern04"', '"db_password": "..."'); not a placeholder ("${DB_PASS}", "<yours>").
     ("password", re.compile(
         # (the setting's name read 40 characters at most: "[\w.-]*" went back over all of a long run)
         r"(?i)(?<![\w.-])[\w.-]{0,40}?(?:pass(?:word|wd|phrase)|pwd|psk|secret|token|api_?key|private_?key)[\"']?\s*[:=]\s*"
-        r"([\"'])(?!\$|<|%\(|\{\{|(?:true|false|null|none|yes|no)\1)[^\"'\s]{4,}\1")),
+        r"([\"'])(?!\$|<|%\(|\{\{|\[|" + _PLACEHOLDER + r"|(?:true|false|null|none|yes|no|auto|string)\1)[^\"'\s]{4,}\1")),
     # Grouped as cards are (4-4-4-4, Amex 4-6-5, or not at all), and not the digits of a decimal
     # fraction ("0.8474337369372327 volts" can pass the Luhn check) or of an order number.
     ("card_number", re.compile(
@@ -250,22 +254,22 @@ def seed_phrases(text: str) -> list[SecretFinding]:
 # Named as a wallet's words ("my ledger seed is ...", "wallet words off the steel card: 1. ember
 # 2. parrot ..."), twelve words or more, most of them from one word list: a phrase copied by hand
 # with a word misremembered is still the wallet's key.
-_SEED_LEAD_IN = re.compile(r"(?i)\b(?:seed|mnemonic|wallet|recovery|backup)(?:\s+(?:phrase|words?))?"
-                           r"(?:[^\n:.?!]{0,40}:|\s*(?:is|are|was)?)[\s:]*(?=(?:\d{1,2}[.)]\s*)?[a-z])")
-_SEED_LISTED = re.compile(r"[\s,;]*(\d{1,2}[.)][ \t]*)?([a-z]{3,8})\b")
+# (the words named: "seed phrase", "wallet words", "recovery phrase"; or "seed" / "mnemonic"
+# given a value right away: "my ledger seed is ...", not "seed packets I bought: ...")
+_SEED_LEAD_IN = re.compile(r"(?i)\b(?:(?:seed|mnemonic|wallet|recovery|backup)\s+(?:phrase|words?)\b(?:[^\n:.?!]{0,40}:)?|"
+                           r"(?:seed|mnemonic)\b\s*(?:is|are|was|:))[\s:]*(?=(?:\d{1,2}[.)]\s*)?[a-z])")
+_SEED_LISTED = re.compile(r"(?:[\s,;]|\s-\s)*(\d{1,2}[.)][ \t]*)?([a-z]{3,8})\b")
 SEED_SHARE = 0.7
-SEED_LENGTHS = (12, 15, 18, 21, 24)  # a numbered list of exactly so many words needs no word list
 
 
 def _named_seed_phrases(text: str) -> list[SecretFinding]:
     found = []
     for lead_in in _SEED_LEAD_IN.finditer(text):
-        words, numbered, at = [], 0, lead_in.end()
+        words, at = [], lead_in.end()
         while len(words) < 24 and (word := _SEED_LISTED.match(text, at)) is not None:
             words.append(word.group(2))
-            numbered += word.group(1) is not None
             at = word.end()
-        if numbered == len(words) in SEED_LENGTHS or len(words) >= SEED_WORDS and any(
+        if len(words) >= SEED_WORDS and any(
                 sum(w in wordlist for w in words) >= SEED_SHARE * len(words) for wordlist in _seed_wordlists()):
             found.append(SecretFinding("seed_phrase", lead_in.end(), at))
     return found

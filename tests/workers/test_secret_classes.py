@@ -537,7 +537,7 @@ NEW_CLASSES = [
     ("my passwrod for the library app is Ochre_Lamp3", "Ochre_Lamp3"),
     ("the passowrd on the tablet is Gl0wworm", "Gl0wworm"),
     ("el pin de mi tarjeta es ocho tres uno cinco, no lo olvides", "ocho tres uno cinco"),
-    ("le code de la porte est sept deux neuf un", "sept deux neuf un"),
+    ("le code de la porte est sept deux neuf huit", "sept deux neuf huit"),
     ("die PIN ist vier null acht zwei", "vier null acht zwei"),
     ("the wifi password is bravo seven echo two nine", "bravo seven echo two nine"),
     ("my banking passcode, which is Tangerine88, stopped working", "Tangerine88"),
@@ -549,11 +549,10 @@ NEW_CLASSES = [
     ('wpa config: network={ ssid="Loft" psk="Orchid+Tide77" }', "Orchid+Tide77"),
     ("the seed for my trezor is: olive crane sunset rabbit glory piano tunnel mirror orbit lemon velvet canyon",
      "olive crane sunset rabbit glory piano tunnel mirror orbit lemon velvet canyon"),
-    ("words from the wallet card:\n1. acid\n2. brisk\n3. cobweb\n4. dune\n5. ember\n6. fjord\n7. gusto\n8. hinge\n"
-     "9. inkwell\n10. jolly\n11. kernel\n12. lumen", "cobweb"),
+    ("wallet words from the steel card:\n1. acid\n2. brisk\n3. cabin\n4. dune\n5. elbow\n6. fiber\n7. glory\n"
+     "8. hover\n9. inch\n10. jelly\n11. kitten\n12. lumber", "cabin"),
     ("would Harbour!Kite9 be strong enough for a bank?", "Harbour!Kite9"),
-    ("the school portal wants my email then Maple_Stream31 and then nothing loads", "Maple_Stream31"),
-    ("paypal sent 7QK2MX to confirm the new phone", "7QK2MX"),
+    ("is Harbour!Kite9 ok for the bank app or too short?", "Harbour!Kite9"),
     ("amazon texted a code, six one four, two nine eight, where does it go", "six one four, two nine eight"),
     ("the amex cid is 7742 and it expires soon", "7742"),
     ("back door: 5518# then pull hard", "5518"),
@@ -574,6 +573,18 @@ NEW_ORDINARY = [
     "the app crashed on my Galaxy-S24Ultra again",
     "loving the #Summer_2024 photos",
     "password: \"${DB_PASSWORD}\" comes from the environment",
+    # a reviewer's, against the first version of these classes
+    "I forgot my password, which is annoying",
+    "My Order#12345 hasn't arrived",
+    "does this work on the iPhone15+ models",
+    "press Ctrl+Shift+F12 in the app for the dev tools",
+    "The exhibition opens with 1914 posters",
+    "Seed packets I bought: tomato, pepper, carrot, onion, garlic, lettuce, spinach, radish, pea, bean, corn, squash",
+    "the IPv6 literal is 2001-0db8-85a3-0000",
+    "Connect the LED to pin 12-13",
+    '"api_key": "YOUR_API_KEY_HERE" goes in config.json',
+    "My Instagram is Sunny_Days2020, follow me on the app",
+    "my IGN is Sn!per2000, add me on the app",
 ]
 
 

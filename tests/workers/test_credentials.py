@@ -126,7 +126,9 @@ def test_a_long_message_of_credential_words_is_scanned_in_linear_time():
     for text in ("pin " * 8000, "code " * 6400, "password is " * 2700, "mysql " * 16000, "mysql -p " * 10000,
                  "mysql -pAb3defg! " * 1900, "口令" * 25000, "पिन" * 16000, "인증번호" * 12000, "รหัส" * 12000,
                  "-----BEGIN CERTIFICATE-----\n" * 1800, "--a-" * 12000, "number on the back of my " + "a-" * 25000,
-                 "sshpass -p x " * 4000, "curl -u a:b " * 4000, "pin-" * 8000):
+                 "sshpass -p x " * 4000, "curl -u a:b " * 4000, "pin-" * 8000,
+                 # (spaces after a key's name, the postal-PIN check per word, "$$$..." as a word)
+                 '"api_key"' + " " * 30000, "pin code 560034 delivery " * 1200, "$" * 30000):
         started = time.monotonic()
         redact_secrets(text)
         assert time.monotonic() - started < 3, text[:20]

@@ -1,7 +1,10 @@
 """Content the write policy refuses to remember: secrets, and instructions smuggled in as facts."""
 import functools
+import hashlib
 import re
+import threading
 import unicodedata
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from mnemonic import Mnemonic
@@ -144,9 +147,12 @@ def _iban_ok(candidate: str) -> bool:
 
 
 # The same text is looked at several times on its way in (at append, as the event's content and
-# its episode, as the message before the next one): a short text's findings are kept. (Findings
-# depend on the text and the two flags alone.)
+# its episode, as the message before the next one): a short text's findings are kept, under a
+# digest of the text and the two flags, so that no text (and no secret in one) stays in memory.
 _CACHED_UP_TO = 4096
+_CACHE_SIZE = 4096
+_findings: "OrderedDict[tuple, tuple]" = OrderedDict()
+_findings_lock = threading.Lock()
 
 
 def find_secrets(text: str, *, continues: bool = False, carried: bool = False) -> list[SecretFinding]:
@@ -157,14 +163,20 @@ def find_secrets(text: str, *, continues: bool = False, carried: bool = False) -
     `continues`: the previous message of the same person ended with a credential's word, so a
     value at the start of this one finishes it. `carried`: that message named a credential
     somewhere (mentions_credential), so a value opening this one scores as if named here."""
-    if len(text) <= _CACHED_UP_TO:
-        return list(_find_secrets_cached(text, continues, carried))
-    return _find_secrets(text, continues=continues, carried=carried)
-
-
-@functools.lru_cache(maxsize=4096)
-def _find_secrets_cached(text: str, continues: bool, carried: bool) -> tuple[SecretFinding, ...]:
-    return tuple(_find_secrets(text, continues=continues, carried=carried))
+    if len(text) > _CACHED_UP_TO:
+        return _find_secrets(text, continues=continues, carried=carried)
+    key = (hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest(), continues, carried)
+    with _findings_lock:
+        kept = _findings.get(key)
+        if kept is not None:
+            _findings.move_to_end(key)
+            return list(kept)
+    found = tuple(_find_secrets(text, continues=continues, carried=carried))
+    with _findings_lock:
+        _findings[key] = found
+        if len(_findings) > _CACHE_SIZE:
+            _findings.popitem(last=False)
+    return list(found)
 
 
 def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) -> list[SecretFinding]:

@@ -156,3 +156,15 @@ def test_no_poisoned_passage_sent_as_external_becomes_a_semantic_memory(tenant_a
         # Quarantined: no agent reads them until an admin releases them (then labelled untrusted).
         assert set(stored.values_list("status", flat=True)) == {"quarantined"}
         assert memory_search(tenant=tenant_a, subject_ref="victim", query=questions[0], k=5) == []
+
+
+def test_the_findings_kept_for_a_text_hold_neither_the_text_nor_its_secret():
+    from memoryapp import safety
+
+    text = "the alarm code for the studio is 80417, keep it safe"
+    first = safety.find_secrets(text)
+    first.clear()  # a caller's list is its own
+    again = safety.find_secrets(text)
+    assert again and "80417" not in safety.redact_secrets(text)[0]
+    kept = repr(list(safety._findings.items()))
+    assert "80417" not in kept and "studio" not in kept

@@ -956,7 +956,9 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
         score += CONTEXT_SCORE["identity"] if shape != "digits" and identity.intersection(near) else 0
         if shape == "strong_symbol" and accounts.intersection(near):
             score += CONTEXT_SCORE["account"]
-        score += CONTEXT_SCORE["a_name"] if shape != "digits" and names_a_name.intersection(near) else 0
+        # (only where no credential is named: "the api key for my discord bot is ..." is a key)
+        if shape in ("strong", "strong_symbol") and not kinds and names_a_name.intersection(near):
+            score += CONTEXT_SCORE["a_name"]
         leading = all(w.lower() in _FILLERS for _, w, _ in words[:count])
         score += CONTEXT_SCORE["carried"] if carried and count <= 1 and leading else 0
         named_before = any(i in named for i in range(max(0, count - 2), count))

@@ -1,10 +1,9 @@
 """Content the write policy refuses to remember: secrets, and instructions smuggled in as facts."""
 import functools
-import hashlib
 import re
-import threading
 import unicodedata
-from collections import OrderedDict
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from mnemonic import Mnemonic
@@ -146,13 +145,21 @@ def _iban_ok(candidate: str) -> bool:
     return int(number) % 97 == 1
 
 
-# The same text is looked at several times on its way in (at append, as the event's content and
-# its episode, as the message before the next one): a short text's findings are kept, under a
-# digest of the text and the two flags, so that no text (and no secret in one) stays in memory.
+# Within one extraction job a text is looked at several times (as the event's content and its
+# episode, as the message before the next one): findings_kept() keeps each one's findings for
+# the job's length. Only for the block's own work, one tenant's: no text outlives the block, and
+# nothing one tenant sent can make another's call faster.
 _CACHED_UP_TO = 4096
-_CACHE_SIZE = 4096
-_findings: "OrderedDict[tuple, tuple]" = OrderedDict()
-_findings_lock = threading.Lock()
+_kept: ContextVar[dict | None] = ContextVar("secret_findings_kept", default=None)
+
+
+@contextmanager
+def findings_kept():
+    token = _kept.set({})
+    try:
+        yield
+    finally:
+        _kept.reset(token)
 
 
 def find_secrets(text: str, *, continues: bool = False, carried: bool = False) -> list[SecretFinding]:
@@ -163,20 +170,13 @@ def find_secrets(text: str, *, continues: bool = False, carried: bool = False) -
     `continues`: the previous message of the same person ended with a credential's word, so a
     value at the start of this one finishes it. `carried`: that message named a credential
     somewhere (mentions_credential), so a value opening this one scores as if named here."""
-    if len(text) > _CACHED_UP_TO:
+    kept = _kept.get()
+    if kept is None or len(text) > _CACHED_UP_TO:
         return _find_secrets(text, continues=continues, carried=carried)
-    key = (hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest(), continues, carried)
-    with _findings_lock:
-        kept = _findings.get(key)
-        if kept is not None:
-            _findings.move_to_end(key)
-            return list(kept)
-    found = tuple(_find_secrets(text, continues=continues, carried=carried))
-    with _findings_lock:
-        _findings[key] = found
-        if len(_findings) > _CACHE_SIZE:
-            _findings.popitem(last=False)
-    return list(found)
+    key = (text, continues, carried)
+    if key not in kept:
+        kept[key] = tuple(_find_secrets(text, continues=continues, carried=carried))
+    return list(kept[key])
 
 
 def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) -> list[SecretFinding]:

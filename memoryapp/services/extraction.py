@@ -33,7 +33,9 @@ from memoryapp.extraction import Candidate, RULES_VERSION, extract_candidates, e
 from memoryapp.extraction.rules import is_ephemeral
 from memoryapp.models import Event, Job, Memory, MemoryEvidence, Subject, Tenant
 from memoryapp.policy import durable_types_allowed
-from memoryapp.safety import REDACTION_MARKER, follows_credential, looks_like_instruction, redact_secrets
+from memoryapp.safety import (
+    REDACTION_MARKER, findings_kept, follows_credential, looks_like_instruction, redact_secrets,
+)
 from memoryapp.services.audit import AuditBuffer, audit_record
 from memoryapp.services.jobs import job_progress
 from memoryapp.services.memories import MemoryDraft, MemoryWriteBatch, content_hash
@@ -624,6 +626,11 @@ def extraction_job_run(*, tenant: Tenant, job: Job) -> dict:
     releases the GIL, so the model's cores and the database's round trips overlap). Chunks are
     still written one after another, in order; a worker killed meanwhile leaves what it had
     claimed and not yet committed for the sweeper."""
+    with findings_kept():  # a text's secrets are looked for once per job (safety.findings_kept)
+        return _run_job(tenant=tenant, job=job)
+
+
+def _run_job(*, tenant: Tenant, job: Job) -> dict:
     extractor = extractor_for_settings()
     totals: Counter = Counter()
     pending = _pending_ids(tenant=tenant, job=job)

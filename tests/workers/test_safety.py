@@ -162,9 +162,27 @@ def test_the_findings_kept_for_a_text_hold_neither_the_text_nor_its_secret():
     from memoryapp import safety
 
     text = "the alarm code for the studio is 80417, keep it safe"
-    first = safety.find_secrets(text)
-    first.clear()  # a caller's list is its own
-    again = safety.find_secrets(text)
-    assert again and "80417" not in safety.redact_secrets(text)[0]
-    kept = repr(list(safety._findings.items()))
-    assert "80417" not in kept and "studio" not in kept
+    with safety.findings_kept():
+        first = safety.find_secrets(text)
+        first.clear()  # a caller's list is its own
+        again = safety.find_secrets(text)
+        assert again and "80417" not in safety.redact_secrets(text)[0]
+        assert len(safety._kept.get()) >= 1  # kept within the block ...
+    kept = repr(safety._kept.get())
+    assert "80417" not in kept and "studio" not in kept  # ... and nothing after it
+
+
+def test_findings_are_kept_only_inside_a_block_so_no_tenant_shares_them(monkeypatch):
+    from memoryapp import safety
+
+    calls = []
+    real = safety._find_secrets
+    monkeypatch.setattr(safety, "_find_secrets", lambda text, **kw: calls.append(text) or real(text, **kw))
+    text = "my locker code is 4471"
+    safety.find_secrets(text)
+    safety.find_secrets(text)
+    assert len(calls) == 2  # outside a job: looked at each time
+    with safety.findings_kept():
+        safety.find_secrets(text)
+        safety.find_secrets(text)
+    assert len(calls) == 3  # inside one: once

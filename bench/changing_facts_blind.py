@@ -6,11 +6,11 @@
 The data (bench/data/blind_v1 by default, `--data` for the others; see each README) was written
 by helpers that never read the extractor, the safety rules or bench/changing_facts.py. blind_v1,
 blind_v4, blind_v5 and blind_v6 have a dev and a held-out split; blind_v2 and blind_v3 are held
-out whole; blind_v7 holds only credentials and look-alikes, in both splits. Conversations are built like seed 000's experiment: 50 user turns (the user's name as
-the speaker), 8 facts about the user among small talk, 3 of them changed later, one question per
-fact at the end. Every turn goes through the service as an event (event_append, then the
-extraction job in this process, as a worker runs it), questions through memory_search and
-context_build. In the same run, over the same raw turns: plain MiniLM top-k (no memory design
+out whole; blind_v7 holds only credentials and look-alikes, in both splits. Conversations are
+built like seed 000's experiment: 50 user turns (the user's name as the speaker), 8 facts about
+the user among small talk, 3 of them changed later, one question per fact at the end. Every
+turn goes through the service as an event (event_append, then the extraction job in this
+process, as a worker runs it), questions through memory_search and context_build. In the same run, over the same raw turns: plain MiniLM top-k (no memory design
 at all), the baseline the service must beat.
 
 Splits. dev: dev attributes with dev phrasings. heldout: the held-out attributes (any phrasing)
@@ -376,7 +376,8 @@ def main() -> None:
     global DATA
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=["dev", "heldout"], default="dev")
-    parser.add_argument("--data", default="blind_v1", choices=["blind_v1", "blind_v2", "blind_v3", "blind_v4", "blind_v5", "blind_v6", "blind_v7", "secrets_dev"],
+    parser.add_argument("--data", default="blind_v1",
+                        choices=[f"blind_v{n}" for n in range(1, 8)] + ["secrets_dev"],
                         help="blind_v2 and blind_v3 are held out whole (written after blind_v1's held-out split "
                              "was seen): run them with --split heldout, never tune on them. blind_v4, blind_v5 "
                              "and blind_v6 have a dev and a held-out split, as blind_v1")

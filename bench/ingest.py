@@ -50,6 +50,10 @@ def sentences(n: int, seed: int = 7, texts: str = "chat") -> list[str]:
     while len(out) < n:
         turns, _, _ = make_conversation(rng)
         out.extend(text for text, *_ in turns)
+    if texts == "chat-unique":
+        # The generator's 2,000 turns hold ~370 distinct texts; people rarely repeat a message
+        # word for word, and whatever is computed once per text must not look cheaper than it is.
+        return [f"{text} ({i})" for i, text in enumerate(out[:n])]
     return out[:n]
 
 
@@ -280,7 +284,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=2000)
     parser.add_argument("--subjects", type=int, default=4)
     parser.add_argument("--keep", action="store_true")
-    parser.add_argument("--texts", choices=["chat", "locomo"], default="chat",
+    parser.add_argument("--texts", choices=["chat", "chat-unique", "locomo"], default="chat",
                         help="short generated chat turns (default) or LoCoMo's conversation turns")
     parser.add_argument("--worker-torch-threads", type=int, default=None,
                         help="TORCH_NUM_THREADS for the worker (default: torch's own, one per core, as the raw rate)")

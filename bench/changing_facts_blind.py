@@ -6,7 +6,8 @@
 The data (bench/data/blind_v1 by default, `--data` for the others; see each README) was written
 by helpers that never read the extractor, the safety rules or bench/changing_facts.py. blind_v1,
 blind_v4, blind_v5 and blind_v6 have a dev and a held-out split; blind_v2 and blind_v3 are held
-out whole; blind_v7 holds only credentials and look-alikes, in both splits. Conversations are
+out whole; blind_v7 holds only credentials and look-alikes, in both splits, and blind_v8 only
+credentials and look-alikes, held out whole. Conversations are
 built like seed 000's experiment: 50 user turns (the user's name as the speaker), 8 facts about
 the user among small talk, 3 of them changed later, one question per fact at the end. Every
 turn goes through the service as an event (event_append, then the extraction job in this
@@ -377,7 +378,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=["dev", "heldout"], default="dev")
     parser.add_argument("--data", default="blind_v1",
-                        choices=[f"blind_v{n}" for n in range(1, 8)] + ["secrets_dev"],
+                        choices=[f"blind_v{n}" for n in range(1, 9)] + ["secrets_dev"],
                         help="blind_v2 and blind_v3 are held out whole (written after blind_v1's held-out split "
                              "was seen): run them with --split heldout, never tune on them. blind_v4, blind_v5 "
                              "and blind_v6 have a dev and a held-out split, as blind_v1")
@@ -396,8 +397,8 @@ def main() -> None:
         parser.error(f"{args.data} has only a held-out split")
     if args.data == "secrets_dev" and (args.split != "dev" or "facts" in args.phases):
         parser.error("secrets_dev holds only credentials and look-alikes, all dev: --split dev --phases secrets")
-    if args.data == "blind_v7" and "facts" in args.phases:
-        parser.error("blind_v7 holds only credentials and look-alikes: --phases secrets")
+    if args.data in ("blind_v7", "blind_v8") and "facts" in args.phases:
+        parser.error(f"{args.data} holds only credentials and look-alikes: --phases secrets")
     run(args)
 
 

@@ -306,6 +306,13 @@ if MEMORY_EMBEDDER not in ("onnx", "torch"):
 # Recent texts' vectors kept per process (embeddings.embed_text); 0 turns the cache off.
 MEMORY_EMBEDDING_CACHE_SIZE = env_int("MEMORY_EMBEDDING_CACHE_SIZE", 4096)
 MEMORY_RECENCY_HALF_LIFE_DAYS = env_float("MEMORY_RECENCY_HALF_LIFE_DAYS", 90.0)
+# The second opinion on credentials (memoryapp/credential_classifier.py): a message the rules let
+# through but the classifier over its vector takes for a credential is withheld whole. The
+# threshold (a probability) defaults to the one trained with it; 0 means that default.
+MEMORY_CREDENTIAL_CLASSIFIER = env_bool("MEMORY_CREDENTIAL_CLASSIFIER", True)
+MEMORY_CREDENTIAL_CLASSIFIER_THRESHOLD = env_float("MEMORY_CREDENTIAL_CLASSIFIER_THRESHOLD", 0.0)
+if not 0 <= MEMORY_CREDENTIAL_CLASSIFIER_THRESHOLD < 1:
+    raise ImproperlyConfigured("MEMORY_CREDENTIAL_CLASSIFIER_THRESHOLD must be a probability below 1 (0: the trained one)")
 MEMORY_SUBJECT_CAP = env_int("MEMORY_SUBJECT_CAP", 10000)
 MEMORY_EXPORT_TTL_HOURS = env_int("MEMORY_EXPORT_TTL_HOURS", 24)
 MEMORY_LLM_BASE_URL = env_str("MEMORY_LLM_BASE_URL", "")

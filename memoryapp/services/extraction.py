@@ -28,6 +28,7 @@ from django.utils import timezone
 from memoryapp import embeddings
 from memoryapp.actors import WORKER
 from memoryapp.clauses import statement_clauses
+from memoryapp.credential_classifier import KIND as SUSPECTED, MARKER as SUSPECTED_MARKER, suspects_credential
 from memoryapp.errors import ApplicationError, PolicyRejected
 from memoryapp.extraction import Candidate, RULES_VERSION, extract_candidates, extractor_for_settings
 from memoryapp.extraction.rules import is_ephemeral
@@ -226,7 +227,8 @@ def _embed(prepared: list[Prepared]):
     texts += [c.statement for p in prepared for c in p.candidates]
     clauses = [statement_clauses(p.content) for p in prepared]
     texts += [clause for found in clauses for clause in found]
-    vectors = embeddings.stored_vectors(embeddings.embed_texts(texts))
+    raw = embeddings.embed_texts(texts)
+    vectors = embeddings.stored_vectors(raw)
     episode_vectors = {p.event.id: vectors[i] for i, p in enumerate(prepared)}
     i = len(prepared)
     candidate_vectors = {}
@@ -237,7 +239,22 @@ def _embed(prepared: list[Prepared]):
     for p, found in zip(prepared, clauses):
         p.clause_vectors = vectors[i:i + len(found)] or None
         i += len(found)
+    _withhold_suspected(prepared, raw[:len(prepared)], episode_vectors)
     return episode_vectors, candidate_vectors
+
+
+def _withhold_suspected(prepared: list[Prepared], vectors, episode_vectors: dict) -> None:
+    """Messages the rules let through but the classifier over their vector takes for a
+    credential (memoryapp/credential_classifier.py) are withheld whole: the content becomes the
+    marker, nothing is extracted from it, and the episode is embedded again from the marker.
+    Whatever the rules already redacted is left to them (its marker would skew the vector)."""
+    suspected = [p for p, vector in zip(prepared, vectors) if not p.secret_kinds and suspects_credential(vector)]
+    if not suspected:
+        return
+    for p in suspected:
+        p.content, p.secret_kinds, p.candidates, p.clause_vectors = SUSPECTED_MARKER, [SUSPECTED], [], None
+    vectors = embeddings.stored_vectors(embeddings.embed_texts([p.episode_statement for p in suspected]))
+    episode_vectors.update((p.event.id, vector) for p, vector in zip(suspected, vectors))
 
 
 def _episode(*, tenant: Tenant, p: Prepared, vector) -> Memory:

@@ -1,0 +1,80 @@
+"""A second opinion on credentials, from what a message means rather than how it is written.
+
+The rules in memoryapp/safety.py find credentials by form: a credential word near a value shaped
+like one. What they miss is a credential described in words ("what i type after my email on the
+nursery booking site is Quince.Harbour.62"), given in parts, or answering a security question.
+Every message is embedded anyway (its episode's vector), so a logistic regression over that
+vector asks, at the cost of one dot product, whether the message gives a credential away.
+
+Where the rules found nothing and this says yes, the whole message is withheld as
+`[redacted credential_suspected]`: it cannot tell where the value is, and a message that hands
+over a credential is worth less to memory than the credential is to a thief.
+
+Only events (chat) are judged this way. An agent's explicit write is a statement about the
+person, and statements about credentials ("Alice's locker code hint is the blue door") read as
+credentials to it; those are left to the rules.
+
+The weights (credential_classifier.json) come from scripts/train_credential_classifier.py, on
+the dev splits of the blind sets and LoCoMo's tune conversations; they belong to one embedding
+model. With another model, or with MEMORY_CREDENTIAL_CLASSIFIER off, nothing is suspected and
+the rules alone decide, as before.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+WEIGHTS = Path(__file__).with_name("credential_classifier.json")
+KIND = "credential_suspected"
+MARKER = f"[redacted {KIND}]"
+
+
+@lru_cache(maxsize=1)
+def _model() -> tuple[np.ndarray, float, float] | None:
+    """(weights, bias, logit threshold), or None when the classifier is off or was trained for
+    another embedding model."""
+    from django.conf import settings
+
+    from memoryapp.embeddings import EMBEDDING_VERSION
+
+    if not settings.MEMORY_CREDENTIAL_CLASSIFIER:
+        return None
+    saved = json.loads(WEIGHTS.read_text())
+    if saved["embedding_version"] != EMBEDDING_VERSION:
+        logger.warning("the credential classifier was trained for %s, not %s: the rules alone look for secrets",
+                       saved["embedding_version"], EMBEDDING_VERSION)
+        return None
+    probability = float(settings.MEMORY_CREDENTIAL_CLASSIFIER_THRESHOLD or saved["threshold"])
+    # Compared as a logit: one dot product and no exponent per message.
+    return (np.asarray(saved["weights"], dtype=np.float32), float(saved["bias"]),
+            float(np.log(probability / (1 - probability))))
+
+
+def _logit(weights: np.ndarray, bias: float, vector) -> float:
+    if hasattr(vector, "to_numpy"):  # a pgvector Vector (embeddings.StoredVector)
+        vector = vector.to_numpy()
+    return float(np.dot(weights, np.asarray(vector, dtype=np.float32))) + bias
+
+
+def disclosure_probability(vector) -> float | None:
+    """How likely the text embedded as `vector` gives a credential away; None when off."""
+    model = _model()
+    if model is None:
+        return None
+    weights, bias, _ = model
+    return float(1 / (1 + np.exp(-_logit(weights, bias, vector))))
+
+
+def suspects_credential(vector) -> bool:
+    """Whether the text embedded as `vector` most likely gives a credential away."""
+    model = _model()
+    if model is None:
+        return False
+    weights, bias, threshold = model
+    return _logit(weights, bias, vector) >= threshold

@@ -1,0 +1,98 @@
+"""The second opinion on credentials (memoryapp/credential_classifier.py): messages that give a
+credential away in words no rule knows are withheld whole, through the real pipeline and the
+real embedder; ordinary messages, also about passwords, are kept as they are.
+
+The sentences here were written for this file, not taken from bench/data (which trained it)."""
+import pytest
+from django.test import override_settings
+
+from memoryapp import credential_classifier, embeddings
+from memoryapp.credential_classifier import MARKER, suspects_credential
+from memoryapp.models import AuditEntry
+from memoryapp.safety import find_secrets
+from tests.conftest import as_tenant
+from tests.workers.helpers import event, ingest, memories
+
+pytestmark = pytest.mark.django_db
+
+# (message, the value in it). No rule of safety.py finds any of them (asserted below).
+DESCRIBED = [
+    ("the thing i type to unlock my work laptop every morning is purple otter 19", "purple otter 19"),
+    ("voicemail code, first two digits are 3 and 9", "3 and 9"),
+    ("first bit is Harbour and the second bit is Lantern!52", "Lantern!52"),
+]
+
+ORDINARY = [
+    "I keep forgetting my password, it's so annoying",
+    "the bank says they will never ask for your pin over the phone",
+    "my flight BA2490 leaves from gate 31 at 14:05",
+    "order 77341 arrived today, the blender works great",
+    "the recipe needs 250g flour and 2 eggs",
+    "my username on the forum is teapot_tom",
+    "call the dentist on 0117 496 0328 to move my appointment",
+    "I scored 8272 points in tetris last night",
+    "I switched to oat milk in my coffee last month",
+]
+
+
+@pytest.fixture(autouse=True)
+def fresh_model():
+    credential_classifier._model.cache_clear()
+    yield
+    credential_classifier._model.cache_clear()
+
+
+@pytest.mark.parametrize("text,value", DESCRIBED)
+def test_a_credential_described_in_words_is_withheld_whole(tenant_a, actor, text, value):
+    assert find_secrets(text) == [], "a rule finds it: this test would not be about the classifier"
+    ingest(tenant_a, "alice", actor, ("e1", "user", text))
+    stored = event(tenant_a, "alice", "e1")
+    assert stored.content == MARKER and stored.redacted and "secret_redacted" in stored.flags
+    assert all(value not in m.statement for m in memories(tenant_a, "alice"))
+    assert [m.statement for m in memories(tenant_a, "alice")] == [MARKER]
+    with as_tenant(tenant_a):
+        audited = AuditEntry.objects.get(tenant=tenant_a, action="secret_redacted")
+    assert audited.details == {"kinds": ["credential_suspected"]}
+    assert value not in str(audited.details)
+
+
+def test_ordinary_messages_are_kept_as_they_are(tenant_a, actor):
+    ingest(tenant_a, "alice", actor, *[(f"e{i}", "user", text) for i, text in enumerate(ORDINARY)])
+    for i, text in enumerate(ORDINARY):
+        assert event(tenant_a, "alice", f"e{i}").content == text
+    assert not any(MARKER in m.statement for m in memories(tenant_a, "alice"))
+
+
+def test_with_the_classifier_off_the_rules_alone_decide(tenant_a, actor):
+    text, value = DESCRIBED[0]
+    with override_settings(MEMORY_CREDENTIAL_CLASSIFIER=False):
+        credential_classifier._model.cache_clear()
+        ingest(tenant_a, "alice", actor, ("e1", "user", text))
+    assert event(tenant_a, "alice", "e1").content == text
+
+
+def test_a_classifier_trained_for_another_model_is_not_used(monkeypatch):
+    vector = embeddings.embed_texts([DESCRIBED[0][0]])[0]
+    assert suspects_credential(vector)
+    credential_classifier._model.cache_clear()
+    monkeypatch.setattr(embeddings, "EMBEDDING_VERSION", "another-model@1")
+    assert not suspects_credential(vector)
+
+
+def test_an_explicit_write_is_left_to_the_rules(tenant_a, actor):
+    """Agents write statements, not chat: "Alice's locker code hint is the blue door" read as a
+    credential to the classifier, and refusing an agent's write is worse than withholding a
+    chat turn. Explicit writes keep the rules alone (policy_refusal)."""
+    from memoryapp.services.memories import MemoryDraft, memory_write
+
+    text = "Alice's locker code hint is the blue door."
+    memory_write(tenant=tenant_a, subject_ref="alice", draft=MemoryDraft(statement=text), actor=actor)
+    assert [m.statement for m in memories(tenant_a, "alice")] == [text]
+
+
+def test_a_stricter_threshold_suspects_less():
+    vector = embeddings.embed_texts([DESCRIBED[0][0]])[0]
+    probability = credential_classifier.disclosure_probability(vector)
+    with override_settings(MEMORY_CREDENTIAL_CLASSIFIER_THRESHOLD=min(0.9999, probability + (1 - probability) / 2)):
+        credential_classifier._model.cache_clear()
+        assert not suspects_credential(vector)

@@ -284,7 +284,13 @@ _STOP = frozenset("in on at under behind inside written printed stored saved kep
                   "common rare simple complicated impossible wrong incorrect "
                   # the network, not its password: "the wifi at the library is free and open"
                   "free open public down slow fast patchy unreliable terrible awful great good bad fine off "
-                  "working broken".split())
+                  "working broken "
+                  # ... or its name: "our wifi is called skynet"
+                  "called named "
+                  # what happened to it, in the languages above: "mein passwort ist abgelaufen"
+                  "expired locked blocked abgelaufen gesperrt falsch expiré expirée bloqué bloquée caducado "
+                  "caducada caducó expirado expirada vencido vencida bloqueado bloqueada scaduto scaduta "
+                  "bloccato bloccata verlopen geblokkeerd".split())
 # The clause moved on: whatever comes next is not this credential's value.
 _BREAK = frozenset("and or but because so which while when if than must should has have needs expires expired "
                    "has expired".split())
@@ -300,17 +306,17 @@ _DESCRIBED = frozenset("manager managers hint hints policy policies field prompt
 # runs to the end of its clause.
 _SPELLING = frozenset("word words letter letters number numbers digit digits character characters symbol "
                       "symbols phrase name".split())
-_NUMBER_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
+NUMBER_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
                  "six": "6", "seven": "7", "eight": "8", "nine": "9"}
 # ... and in the languages whose credential words are known here, read digit by digit ("mi pin
 # es cuatro siete cero nueve"): Spanish, French, German, Italian, Portuguese, Dutch. (Not the
 # feminine articles "una", "une", "uma", which rarely read a digit.)
-_NUMBER_WORDS |= {word: str(digit) for digit, words in enumerate((
+NUMBER_WORDS |= {word: str(digit) for digit, words in enumerate((
     "cero zéro null nul nulla", "uno eins één um", "dos deux zwei due dois twee", "tres trois drei tre três drie",
     "cuatro quatre vier quattro quatro", "cinco cinq fünf funf cinque vijf", "seis sechs sei zes",
     "siete sept sieben sette sete zeven", "ocho huit acht otto oito", "nueve neuf neun nove negen")) for word in words.split()}
 # Letters read out in the phonetic alphabet ("sierra hotel eight echo"): each spells one character.
-_PHONETIC = frozenset("alpha alfa bravo charlie delta echo foxtrot golf hotel india juliet juliett kilo lima mike "
+PHONETIC_LETTERS = frozenset("alpha alfa bravo charlie delta echo foxtrot golf hotel india juliet juliett kilo lima mike "
                       "november oscar papa quebec romeo sierra tango uniform victor whiskey whisky x-ray xray "
                       "yankee zulu".split())
 # Before a number, a word of time or quantity: "the password workshop starts at 1500".
@@ -423,15 +429,15 @@ def _digit_run(words: list, count: int, *, listed: bool = False) -> tuple[int, i
             digits += len(word)
         elif _HYPHENED_DIGITS.match(word) and not groups:  # "613-840", read out in two halves
             digits += sum(c.isdigit() for c in word)
-        elif lowered in _NUMBER_WORDS:
+        elif lowered in NUMBER_WORDS:
             digits += 1
-        elif len(word) == 1 and word.isalnum() or lowered in _PHONETIC:
+        elif len(word) == 1 and word.isalnum() or lowered in PHONETIC_LETTERS:
             digits += 1
             spelt = True
         else:
             break
         end, groups = at + len(word), groups + 1
-        in_row = in_row + 1 if lowered in _NUMBER_WORDS or len(word) == 1 and word.isdigit() else 0
+        in_row = in_row + 1 if lowered in NUMBER_WORDS or len(word) == 1 and word.isdigit() else 0
         # Three digits read out or more, a comma, more of them: a code read out in groups ("four
         # four seven, zero two one"), wherever it stands.
         grouped = in_row >= 3 and _listed_digit(raw, word, window[position + 1:position + 2])
@@ -455,7 +461,7 @@ def _listed_digit(raw: str, word: str, following: list) -> bool:
     if raw != word + "," or not following:
         return False
     nxt = following[0][1].lower()
-    single = lambda w: len(w) == 1 and w.isdigit() or w in _NUMBER_WORDS  # noqa: E731
+    single = lambda w: len(w) == 1 and w.isdigit() or w in NUMBER_WORDS  # noqa: E731
     return single(word.lower()) and single(nxt)
 
 
@@ -495,7 +501,7 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
         # 12-13" is two of a board's pins)
         named = ":" if not count and _HALVES.match(word) else previous
         # A lone letter may start a spelt value, but not the Italian or French "is" (è, é).
-        starts_run = _DIGITS.match(word) or lowered in _NUMBER_WORDS or lowered in _PHONETIC or (
+        starts_run = _DIGITS.match(word) or lowered in NUMBER_WORDS or lowered in PHONETIC_LETTERS or (
             _HYPHENED_DIGITS.match(word) and credential_shaped(word, previous=named)) or (
             len(word) == 1 and word.isalnum() and lowered not in _ASSIGNMENT)
         run = _digit_run(words, count, listed=previous in _ASSIGNMENT or previous == ":") \
@@ -612,7 +618,7 @@ def _key_shaped(value: str) -> bool:
 def _digit_count(value: str) -> int:
     """Digits in `value`, written as digits or as words ("five five five five, 4444")."""
     return sum(c.isdigit() for c in value) + sum(
-        word.lower().strip(_EDGE_PUNCTUATION) in _NUMBER_WORDS for word in value.split())
+        word.lower().strip(_EDGE_PUNCTUATION) in NUMBER_WORDS for word in value.split())
 
 
 def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
@@ -863,13 +869,13 @@ def _candidates(words: list, text: str) -> list[tuple[int, int, int, int, str]]:
         value = word.strip("*#")
         end_count, end = count + 1, at + len(word)
         shape = None
-        if word[:1].isdigit() or word.lower() in _NUMBER_WORDS:
+        if word[:1].isdigit() or word.lower() in NUMBER_WORDS:
             # Digits in groups are one value: "22 14 36", "two eight eight one", or a phone
             # number ("0800 123 4567"), which is none.
             assigned = count > 0 and (words[count - 1][0].endswith(":") or words[count - 1][1].lower() in _ASSIGNMENT)
             run = _digit_run(words, count, listed=assigned)
             numbers = words[count:count + (run[2] if run else 0)]
-            if run is not None and run[2] > 1 and all(w.isdigit() or w.lower() in _NUMBER_WORDS for _, w, _ in numbers):
+            if run is not None and run[2] > 1 and all(w.isdigit() or w.lower() in NUMBER_WORDS for _, w, _ in numbers):
                 if _is_phone(text[at:run[0]]):
                     count += run[2]
                     continue

@@ -55,7 +55,13 @@ SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("security_answer", re.compile(
         r"(?i)\b(?:security answer|"  # (a mother's maiden name and a first pet: credentials.py)
         # (not a quiz's or a homework's numbered question: "answer to question 7 ... is 1066")
-        r"answer (?:to|for) (?!(?:the\s+)?questions?\s+(?:\d|no\b|number))[^.\n]{0,60}?\bquestions?)\b[^.\n]{0,30}?"
+        # ... and a question one is asked to get in, not any question ("the answer to my question
+        # is yes", "the answer to the quiz question was paris")
+        r"answer (?:to|for) (?!(?:the\s+)?questions?\s+(?:\d|no\b|number))"
+        r"(?=[^.\n]{0,90}?(?:\b(?:security|secret|memorable|bank|bank's|banks|verification|"
+        r"account|login|sign-?in|recovery|identity|password|pin|pet|maiden|born|school|street|childhood)\b|"
+        r"(?<!\w)['\"‘“]))"
+        r"[^.\n]{0,60}?\bquestions?)\b[^.\n]{0,30}?"
         r"\b(?:is|was|:)\s+"
         # ... and the answer itself, not where it is written ("is on the form")
         r"(?!(?:in|on|at|the|a|an|not|never|somewhere|written|stored|saved|kept|under|behind|inside)\b)[^\s.,]+")),

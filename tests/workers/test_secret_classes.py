@@ -665,3 +665,32 @@ def test_an_appended_event_holds_no_secret_even_before_the_worker_runs(tenant_a,
     assert all(e.status == "pending" for e in events.values())
     assert "7 7 0 4" not in events["p2"].content and events["p2"].redacted
     assert events["p3"].content == "we need 4 chairs for the party" and not events["p3"].redacted
+
+
+# Found by a reviewer's ordinary sentences on 2026-12-05 (these are other sentences of the same
+# classes): any question's answer is no security answer, a network's name is no password, and
+# what happened to a password is not its value.
+REVIEWED_ORDINARY = [
+    "the answer to the trivia question was canberra",
+    "the answer to her question is no, we can't come on friday",
+    "the cafe wifi is named beanhub, no idea who picked that",
+    "our home wifi is called the shed, don't ask",
+    "das passwort ist falsch, sagt die app",
+    "sein kennwort ist gesperrt und er muss die bank anrufen",
+]
+REVIEWED_CREDENTIALS = [
+    ("the answer to my bank's security question is Thornbury", "Thornbury"),
+    ("the answer to the question about my first pet is Biscuit", "Biscuit"),
+    ("the wifi network is called beanhub and the password is Crumpet!88", "Crumpet!88"),
+    ("the wifi is tulipfields77", "tulipfields77"),
+]
+
+
+@pytest.mark.parametrize("text", REVIEWED_ORDINARY)
+def test_an_ordinary_sentence_the_review_found_is_kept(text):
+    assert redact_secrets(text) == (text, []), redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("text,secret", REVIEWED_CREDENTIALS)
+def test_the_credentials_beside_the_reviewed_sentences_are_still_redacted(text, secret):
+    assert _hides(text, secret), redact_secrets(text)[0]

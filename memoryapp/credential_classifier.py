@@ -23,16 +23,40 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+from memoryapp.credentials import NUMBER_WORDS, PHONETIC_LETTERS
 
 logger = logging.getLogger(__name__)
 
 WEIGHTS = Path(__file__).with_name("credential_classifier.json")
 KIND = "credential_suspected"
 MARKER = f"[redacted {KIND}]"
+
+# The classifier reads what a message is about more than what it holds: "my login name for work
+# is my first initial and surname" is about signing in and gives nothing away. A message is
+# withheld only if something in it could be a value: a digit, a capital letter inside a word or
+# after a sentence's first word, all capitals, a symbol inside a word, a quoted span, digits or
+# letters read out (two in a row, in the languages the rules read), characters spaced out, or
+# anything after a colon.
+_QUOTES = "'\"`‘’“”«»„"
+_VALUE_CANDIDATE = re.compile(
+    r"\d|[^\W\d_][A-Z]|\b[A-Z]{3,}\b|(?<=[^\s.!?])\s+(?!I\b)[A-Z]|\w[!@#$%^&*_~+=]\w"
+    rf"|[{_QUOTES}][^{_QUOTES}]{{2,}}[{_QUOTES}]|(?:(?<!\S)\S[\s,·-]+){{3,}}\S(?!\S)|:\s*\S"
+)
+_READ_OUT = frozenset(NUMBER_WORDS) | PHONETIC_LETTERS
+
+
+def could_hold_value(text: str) -> bool:
+    """Whether anything in `text` could be a credential's value (see _VALUE_CANDIDATE)."""
+    if _VALUE_CANDIDATE.search(text):
+        return True
+    words = [word.strip(".,;:!?\"'()").lower() for word in text.split()]
+    return any(a in _READ_OUT and b in _READ_OUT for a, b in zip(words, words[1:]))
 
 
 @lru_cache(maxsize=1)

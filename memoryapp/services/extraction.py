@@ -28,7 +28,9 @@ from django.utils import timezone
 from memoryapp import embeddings
 from memoryapp.actors import WORKER
 from memoryapp.clauses import statement_clauses
-from memoryapp.credential_classifier import KIND as SUSPECTED, MARKER as SUSPECTED_MARKER, suspects_credential
+from memoryapp.credential_classifier import (
+    KIND as SUSPECTED, MARKER as SUSPECTED_MARKER, could_hold_value, suspects_credential,
+)
 from memoryapp.errors import ApplicationError, PolicyRejected
 from memoryapp.extraction import Candidate, RULES_VERSION, extract_candidates, extractor_for_settings
 from memoryapp.extraction.rules import is_ephemeral
@@ -245,16 +247,45 @@ def _embed(prepared: list[Prepared]):
 
 def _withhold_suspected(prepared: list[Prepared], vectors, episode_vectors: dict) -> None:
     """Messages the rules let through but the classifier over their vector takes for a
-    credential (memoryapp/credential_classifier.py) are withheld whole: the content becomes the
+    credential, and that hold something that could be its value (memoryapp/credential_classifier.py),
+    are withheld whole: the content becomes the
     marker, nothing is extracted from it, and the episode is embedded again from the marker.
     Whatever the rules already redacted is left to them (its marker would skew the vector)."""
-    suspected = [p for p, vector in zip(prepared, vectors) if not p.secret_kinds and suspects_credential(vector)]
+    suspected = [p for p, vector in zip(prepared, vectors)
+                 if not p.secret_kinds and suspects_credential(vector) and could_hold_value(p.content)]
     if not suspected:
         return
     for p in suspected:
         p.content, p.secret_kinds, p.candidates, p.clause_vectors = SUSPECTED_MARKER, [SUSPECTED], [], None
-    vectors = embeddings.stored_vectors(embeddings.embed_texts([p.episode_statement for p in suspected]))
-    episode_vectors.update((p.event.id, vector) for p, vector in zip(suspected, vectors))
+    changed = suspected + _continuations_of(prepared, suspected)
+    vectors = embeddings.stored_vectors(embeddings.embed_texts([p.episode_statement for p in changed]))
+    episode_vectors.update((p.event.id, vector) for p, vector in zip(changed, vectors))
+
+
+def _continuations_of(prepared: list[Prepared], suspected: list[Prepared]) -> list[Prepared]:
+    """The sender's next messages in this chunk after a withheld one, looked at again as
+    continuing a credential ("... starts with Copper" withheld, then "and ends with Kettle_71").
+    A message withheld in an earlier chunk is found at claim time from its stored marker
+    (_continuing_credentials); this gives the same answer when both arrive in one chunk.
+    Returns the messages whose content changed (their facts are dropped with the value)."""
+    by_position = {(p.event.subject_id, p.event.seq): p for p in prepared}
+    withheld = {id(p) for p in suspected}
+    changed = []
+    for p in prepared:
+        if id(p) in withheld or p.secret_kinds:
+            continue
+        for back in (1, 2):
+            previous = by_position.get((p.event.subject_id, p.event.seq - back))
+            if previous is None or (previous.event.session_id, previous.event.role) != (p.event.session_id, p.event.role):
+                continue
+            if id(previous) in withheld:
+                content, findings = redact_secrets(p.event.content, continues=True)
+                if findings:
+                    p.content, p.secret_kinds = content, sorted({f.kind for f in findings})
+                    p.candidates, p.clause_vectors = [], None
+                    changed.append(p)
+            break  # only the sender's own last message counts
+    return changed
 
 
 def _episode(*, tenant: Tenant, p: Prepared, vector) -> Memory:

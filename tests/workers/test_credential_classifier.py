@@ -56,11 +56,48 @@ def test_a_credential_described_in_words_is_withheld_whole(tenant_a, actor, text
     assert value not in str(audited.details)
 
 
+@pytest.mark.parametrize("together", [True, False], ids=["one chunk", "two jobs"])
+def test_the_next_message_continuing_a_withheld_one_is_looked_at_as_a_continuation(tenant_a, actor, together):
+    first, second = DESCRIBED[2][0], "and it finishes with Gecko_44, no space"
+    assert find_secrets(second) == []
+    if together:
+        ingest(tenant_a, "alice", actor, ("e1", "user", first), ("e2", "user", second))
+    else:
+        ingest(tenant_a, "alice", actor, ("e1", "user", first))
+        ingest(tenant_a, "alice", actor, ("e2", "user", second))
+    assert event(tenant_a, "alice", "e1").content == MARKER
+    assert "Gecko_44" not in event(tenant_a, "alice", "e2").content
+    assert event(tenant_a, "alice", "e2").content.startswith("and it finishes with")
+    assert all("Gecko_44" not in m.statement for m in memories(tenant_a, "alice"))
+
+
 def test_ordinary_messages_are_kept_as_they_are(tenant_a, actor):
     ingest(tenant_a, "alice", actor, *[(f"e{i}", "user", text) for i, text in enumerate(ORDINARY)])
     for i, text in enumerate(ORDINARY):
         assert event(tenant_a, "alice", f"e{i}").content == text
     assert not any(MARKER in m.statement for m in memories(tenant_a, "alice"))
+
+
+def test_a_message_with_nothing_that_could_be_a_value_is_kept_whatever_it_is_about(tenant_a, actor):
+    text = "my login name for work is my first initial and surname"
+    assert suspects_credential(embeddings.embed_texts([text])[0]), "the classifier passes it: nothing to test"
+    ingest(tenant_a, "alice", actor, ("e1", "user", text))
+    assert event(tenant_a, "alice", "e1").content == text
+
+
+@pytest.mark.parametrize("text,holds", [
+    ("my login name for work is my first initial and surname", False),
+    ("mi contraseña del banco caducó y tengo que crear una nueva", False),
+    ("so I had to go into a branch with id", False),
+    ("the code is 3 and 9", True),
+    ("it starts with Copper", True),
+    ("the letters are kilo papa, then four", True),
+    ("spelled out: h o p s c o t c h", True),
+    ("my hint is 'first pet'", True),
+    ("LAVENDERS is the word", True),
+])
+def test_what_could_hold_a_value(text, holds):
+    assert credential_classifier.could_hold_value(text) is holds
 
 
 def test_with_the_classifier_off_the_rules_alone_decide(tenant_a, actor):

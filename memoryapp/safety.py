@@ -202,6 +202,7 @@ def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) 
             found.append(SecretFinding(kind, *match.span()))
     found += seed_phrases(normal)
     found += _named_seed_phrases(normal)
+    found += login_pairs(normal)
     public = [m.span() for m in PUBLIC_KEY.finditer(normal)]
     found += [SecretFinding(f.kind, f.start, f.end)
               for f in described_credentials(normal, _holds_secret, carried=carried or continues)]
@@ -278,6 +279,29 @@ _SEED_LEAD_IN = re.compile(r"(?i)\b(?:(?:seed|mnemonic|wallet|recovery|backup)\s
                            r"(?:seed|mnemonic)\b\s*(?:is|are|was|:))[\s:]*(?=(?:\d{1,2}[.)]\s*)?[a-z])")
 _SEED_LISTED = re.compile(r"(?:[\s,;]|\s-\s)*(\d{1,2}[.)][ \t]*)?([a-z]{3,8})\b")
 SEED_SHARE = 0.7
+
+
+# A login given as a pair, the way sign-in details are written down and pasted ("kevin@mail.com /
+# moonlight77", "admin / Horizon2021", "root:toor123"): an email address or an administrator's
+# name, a separator, and a value shaped like a password (letters with digits, or a symbol inside).
+_LOGIN_PAIR = re.compile(
+    r"(?i)(?<![\w.+-])(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+|admin|root|administrator)"
+    r"[ \t]*(?:/|\||:(?!//))[ \t]*(?P<value>[^\s,;|/@]{6,64})(?P<at>@?)"
+)
+
+
+def login_pairs(text: str) -> list[SecretFinding]:
+    found = []
+    for match in _LOGIN_PAIR.finditer(text):
+        value = match.group("value").rstrip(".!?)")
+        letters, digits = any(c.isalpha() for c in value), any(c.isdigit() for c in value)
+        symbol = any(c in "!#$%^&*?~+=" for c in value[1:-1])
+        if match.group("at") and "@" in match.group()[:match.start("value") - match.start()]:
+            continue  # a second address ("a@b.com / alice2@c.com"); after root or admin, user:pass@host
+        if "." in value.strip(".") or not letters or not (digits or symbol):
+            continue  # a domain or a file, a phone number, a plain word
+        found.append(SecretFinding("password", match.start("value"), match.start("value") + len(value)))
+    return found
 
 
 def _named_seed_phrases(text: str) -> list[SecretFinding]:

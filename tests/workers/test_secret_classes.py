@@ -694,3 +694,40 @@ def test_an_ordinary_sentence_the_review_found_is_kept(text):
 @pytest.mark.parametrize("text,secret", REVIEWED_CREDENTIALS)
 def test_the_credentials_beside_the_reviewed_sentences_are_still_redacted(text, secret):
     assert _hides(text, secret), redact_secrets(text)[0]
+
+
+# A login written as a pair: an email address or an administrator's name, a separator, a value
+# shaped like a password. (Other pairs of the same look are kept.)
+LOGIN_PAIRS = [
+    ("the gym portal is maria.lopez@gmail.com / Sunbeam42 if you need to book for me", "Sunbeam42"),
+    ("nas login admin | Kettle!9", "Kettle!9"),
+    ("ssh root:pine88apple@192.168.1.20", "pine88apple"),
+]
+NOT_LOGIN_PAIRS = [
+    "reach me at maria.lopez@gmail.com / 07700 900456 after six",
+    "cc maria.lopez@gmail.com / joe2@work.org on the invite",
+    "the admin / owner of ClubHub2 is my cousin",
+    "send it to info@bakery.co.uk / orders@bakery.co.uk",
+    "my site is maria.dev / my email is maria@maria.dev",
+]
+
+
+@pytest.mark.parametrize("text,secret", LOGIN_PAIRS)
+def test_a_login_written_as_a_pair_is_redacted(text, secret):
+    assert _hides(text, secret), redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("text", NOT_LOGIN_PAIRS)
+def test_an_address_paired_with_something_else_is_kept(text):
+    assert redact_secrets(text) == (text, []), redact_secrets(text)[0]
+
+
+def test_login_pairs_take_linear_time():
+    import time
+
+    from memoryapp.safety import login_pairs
+
+    for text in ("a@" + "b." * 16000, "x@y.z / " * 4000, "admin/" * 6000):
+        started = time.perf_counter()
+        login_pairs(text)
+        assert time.perf_counter() - started < 0.5

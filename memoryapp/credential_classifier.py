@@ -46,7 +46,7 @@ MARKER = f"[redacted {KIND}]"
 _QUOTES = "'\"`‘’“”«»„"
 _VALUE_CANDIDATE = re.compile(
     r"\d|[^\W\d_][A-Z]|\b[A-Z]{3,}\b|(?<=[^\s.!?])\s+(?!I\b)[A-Z]|\w[!@#$%^&*_~+=]\w"
-    rf"|[{_QUOTES}][^{_QUOTES}]{{2,}}[{_QUOTES}]|(?:(?<!\S)\S[\s,·-]+){{3,}}\S(?!\S)|:\s*\S"
+    rf"|[{_QUOTES}][^{_QUOTES}]{{2,}}[{_QUOTES}]|(?:(?<!\S)\S[\s,·-]+){{3}}\S(?!\S)|:\s*\S"
 )
 _READ_OUT = frozenset(NUMBER_WORDS) | PHONETIC_LETTERS
 
@@ -65,19 +65,29 @@ def _model() -> tuple[np.ndarray, float, float] | None:
     another embedding model."""
     from django.conf import settings
 
-    from memoryapp.embeddings import EMBEDDING_VERSION
+    from memoryapp.embeddings import DIMENSIONS, EMBEDDING_VERSION
 
     if not settings.MEMORY_CREDENTIAL_CLASSIFIER:
         return None
-    saved = json.loads(WEIGHTS.read_text())
-    if saved["embedding_version"] != EMBEDDING_VERSION:
-        logger.warning("the credential classifier was trained for %s, not %s: the rules alone look for secrets",
-                       saved["embedding_version"], EMBEDDING_VERSION)
+    # Anything wrong with the weights leaves the rules alone in charge, loudly: an exception
+    # here would fail every event of every job instead.
+    try:
+        saved = json.loads(WEIGHTS.read_text())
+        weights = np.asarray(saved["weights"], dtype=np.float32)
+        bias, trained_for = float(saved["bias"]), saved["embedding_version"]
+        probability = float(settings.MEMORY_CREDENTIAL_CLASSIFIER_THRESHOLD or saved["threshold"])
+        if weights.shape != (DIMENSIONS,) or not 0 < probability < 1:
+            raise ValueError(f"{weights.shape[0] if weights.ndim else 0} weights, threshold {probability}")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        logger.error("the credential classifier cannot be loaded from %s (%s): the rules alone look for secrets",
+                     WEIGHTS, exc)
         return None
-    probability = float(settings.MEMORY_CREDENTIAL_CLASSIFIER_THRESHOLD or saved["threshold"])
+    if trained_for != EMBEDDING_VERSION:
+        logger.error("the credential classifier was trained for %s, not %s: the rules alone look for secrets",
+                     trained_for, EMBEDDING_VERSION)
+        return None
     # Compared as a logit: one dot product and no exponent per message.
-    return (np.asarray(saved["weights"], dtype=np.float32), float(saved["bias"]),
-            float(np.log(probability / (1 - probability))))
+    return weights, bias, float(np.log(probability / (1 - probability)))
 
 
 def _logit(weights: np.ndarray, bias: float, vector) -> float:

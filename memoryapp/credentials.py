@@ -273,7 +273,7 @@ _FILLERS = frozenset(
 )
 _ASSIGNMENT = frozenset({"is", "was", "are", "were", ":", "=", "it's", "to", "ist", "es", "est", "c'est", "é", "è",
                          "lautet", "lauten", "sind", "jest", "wynosi", "er", "är", "je", "son", "sono", "são",
-                         "zijn", "equals", "reads",
+                         "zijn", "equals", "reads", "called", "named",
                          # Indonesian and Malay, Welsh
                          "adalah", "ialah", "yw", "ydy"})
 # After "is": a place or a negation, not the value ("my password is in the drawer").
@@ -285,8 +285,6 @@ _STOP = frozenset("in on at under behind inside written printed stored saved kep
                   # the network, not its password: "the wifi at the library is free and open"
                   "free open public down slow fast patchy unreliable terrible awful great good bad fine off "
                   "working broken "
-                  # ... or its name: "our wifi is called skynet"
-                  "called named "
                   # what happened to it, in the languages above: "mein passwort ist abgelaufen"
                   "expired locked blocked abgelaufen gesperrt falsch expiré expirée bloqué bloquée caducado "
                   "caducada caducó expirado expirada vencido vencida bloqueado bloqueada scaduto scaduta "
@@ -314,11 +312,12 @@ NUMBER_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "f
 NUMBER_WORDS |= {word: str(digit) for digit, words in enumerate((
     "cero zéro null nul nulla", "uno eins één um", "dos deux zwei due dois twee", "tres trois drei tre três drie",
     "cuatro quatre vier quattro quatro", "cinco cinq fünf funf cinque vijf", "seis sechs sei zes",
-    "siete sept sieben sette sete zeven", "ocho huit acht otto oito", "nueve neuf neun nove negen")) for word in words.split()}
+    "siete sept sieben sette sete zeven", "ocho huit acht otto oito", "nueve neuf neun nove negen"))
+    for word in words.split()}
 # Letters read out in the phonetic alphabet ("sierra hotel eight echo"): each spells one character.
-PHONETIC_LETTERS = frozenset("alpha alfa bravo charlie delta echo foxtrot golf hotel india juliet juliett kilo lima mike "
-                      "november oscar papa quebec romeo sierra tango uniform victor whiskey whisky x-ray xray "
-                      "yankee zulu".split())
+PHONETIC_LETTERS = frozenset("alpha alfa bravo charlie delta echo foxtrot golf hotel india juliet juliett kilo "
+                             "lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey "
+                             "whisky x-ray xray yankee zulu".split())
 # Before a number, a word of time or quantity: "the password workshop starts at 1500".
 _PREPOSITIONS = frozenset("at after by until till since from around about over under per every for in within "
                           "than".split())
@@ -525,7 +524,7 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
             closing = text.find(_QUOTES[raw[0]], at, at + 120)
             if closing > at and not _VARIABLE.match(text[at:closing]):
                 return None if too_far else closing
-        if wordy and word.isalpha() and previous in _ASSIGNMENT and lowered not in _STOP \
+        if wordy and word.isalpha() and previous in _ASSIGNMENT and lowered not in _STOP | _ASSIGNMENT \
                 and not (relative and not (word.isupper() and len(word) >= 6)) \
                 and lowered not in _FILLERS and lowered not in _BREAK and len(word) >= min_word \
                 and not (_asks(words, count) and not raw.endswith(",")):  # (", what are they?" asks apart)
@@ -621,6 +620,9 @@ def _digit_count(value: str) -> int:
         word.lower().strip(_EDGE_PUNCTUATION) in NUMBER_WORDS for word in value.split())
 
 
+_NAMES_THE_NETWORK = re.compile(r"(?i)\s*(?:is|was|'s)?\s*(?:called|named)\b")
+
+
 def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
     findings = []
     for kind, start, name_end in names:
@@ -638,6 +640,9 @@ def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
             continue
         if kind == "private_key" and not _key_shaped(value):
             continue
+        if kind == "password" and _NAMES_THE_NETWORK.match(text, name_end) and text[start:name_end].lower() in (
+                "wifi", "wi-fi"):
+            continue  # "our wifi is called skynet": the network's name ("the wifi password is called …" is not)
         if kind == "pass":
             if text[name_end:end].strip(" :=").replace(" ", "").isdigit():
                 continue  # "bus pass 4471" is a ticket

@@ -55,12 +55,11 @@ SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("security_answer", re.compile(
         r"(?i)\b(?:security answer|"  # (a mother's maiden name and a first pet: credentials.py)
         # (not a quiz's or a homework's numbered question: "answer to question 7 ... is 1066")
-        # ... and a question one is asked to get in, not any question ("the answer to my question
-        # is yes", "the answer to the quiz question was paris")
+        # ... and not a quiz's, nor someone's question answered ("the answer to my question is
+        # yes", "the answer to the trivia question was paris")
         r"answer (?:to|for) (?!(?:the\s+)?questions?\s+(?:\d|no\b|number))"
-        r"(?=[^.\n]{0,90}?(?:\b(?:security|secret|memorable|bank|bank's|banks|verification|"
-        r"account|login|sign-?in|recovery|identity|password|pin|pet|maiden|born|school|street|childhood)\b|"
-        r"(?<!\w)['\"‘“]))"
+        r"(?!(?:my|your|her|his|their|our|the|this|that|a)\s+questions?\s+(?:is|was|are|were)\b)"
+        r"(?![^.\n]{0,60}?\b(?:quiz|trivia|homework|exam|test|interview|riddle|crossword|survey|maths?|essay)\b)"
         r"[^.\n]{0,60}?\bquestions?)\b[^.\n]{0,30}?"
         r"\b(?:is|was|:)\s+"
         # ... and the answer itself, not where it is written ("is on the form")
@@ -285,7 +284,7 @@ SEED_SHARE = 0.7
 # moonlight77", "admin / Horizon2021", "root:toor123"): an email address or an administrator's
 # name, a separator, and a value shaped like a password (letters with digits, or a symbol inside).
 _LOGIN_PAIR = re.compile(
-    r"(?i)(?<![\w.+-])(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+|admin|root|administrator)"
+    r"(?i)(?<![\w.+/-])(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+|admin|root|administrator)"
     r"[ \t]*(?:/|\||:(?!//))[ \t]*(?P<value>[^\s,;|/@]{6,64})(?P<at>@?)"
 )
 

@@ -1,6 +1,7 @@
 """Train memoryapp/credential_classifier.json: does a message give away a credential?
 
-A logistic regression over the MiniLM vector every message gets anyway. It is the second opinion
+A logistic regression over the MiniLM vector every message gets anyway (its episode's, with or
+without the speaker's name before it). It is the second opinion
 for what the rules in memoryapp/safety.py cannot see as a form: credentials described in words
 ("what i type after my email on the nursery site is …"), values in parts, answers to security
 questions. See memoryapp/credential_classifier.py for how it is used.
@@ -34,6 +35,10 @@ DATA = ROOT / "bench" / "data"
 OUT = ROOT / "memoryapp" / "credential_classifier.json"
 C = 10.0  # inverse regularisation; chosen by the leave-one-set-out runs on dev (3, 10, 30 tried)
 LOOKALIKE_SHARE = 0.01
+# An episode is embedded as "speaker: text" when the event names its speaker, and the prefix
+# moves the vector: every text is also learnt with one of these names before it.
+SPEAKERS = ["user", "Maria Lopez", "Tom", "Priya", "Sam", "Anna", "Jon Baker", "Leila", "Chen Wei", "Olu",
+            "Grace", "Mateo", "Aisha Khan", "Ben", "Sofia", "Kenji", "Eve", "Liam O'Brien", "Nadia", "Raj"]
 
 
 def _normalised(text: str) -> str:
@@ -53,8 +58,8 @@ def dev_rows() -> list[tuple[str, int, str, str]]:
             texts = item["text"] if isinstance(item["text"], list) else [item["text"]]
             parts = item["secret"] if isinstance(item["secret"], list) else [item["secret"]]
             for text in texts:
-                rows.append((text, int(any(_normalised(p) and _normalised(p) in _normalised(text) for p in parts)), group,
-                             "credential"))
+                holds = any(_normalised(p) and _normalised(p) in _normalised(text) for p in parts)
+                rows.append((text, int(holds), group, "credential"))
         rows += [(item["text"], 0, group, "lookalike") for item in data["harmless"] if item["split"] == "dev"]
     for path in sorted(DATA.glob("*/attributes.json")):
         rng = random.Random(path.parent.name)
@@ -85,6 +90,8 @@ def main() -> None:
     from memoryapp import embeddings
 
     rows = dev_rows()
+    names = random.Random(8)
+    rows += [(f"{names.choice(SPEAKERS)}: {text}", label, group, kind) for text, label, group, kind in rows]
     texts = [t for t, _, _, _ in rows]
     y = np.array([label for _, label, _, _ in rows])
     groups = np.array([g for _, _, g, _ in rows])
@@ -112,7 +119,8 @@ def main() -> None:
                               "lookalikes_over_threshold": LOOKALIKE_SHARE},
     }, indent=1) + "\n")
     print(f"{len(rows)} texts, {int(y.sum())} with a credential; threshold {threshold:.3f}; "
-          f"leave one set out: {100 * caught:.1f}% of dev credentials over it, {100 * LOOKALIKE_SHARE:.1f}% of look-alikes")
+          f"leave one set out: {100 * caught:.1f}% of dev credentials over it, "
+          f"{100 * LOOKALIKE_SHARE:.1f}% of look-alikes")
     print(f"wrote {OUT.relative_to(ROOT)}")
 
 

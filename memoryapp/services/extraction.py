@@ -37,7 +37,8 @@ from memoryapp.extraction.rules import is_ephemeral
 from memoryapp.models import Event, Job, Memory, MemoryEvidence, Subject, Tenant
 from memoryapp.policy import durable_types_allowed
 from memoryapp.safety import (
-    REDACTION_MARKER, findings_kept, follows_credential, looks_like_instruction, redact_secrets,
+    REDACTION_MARKER, ends_with_credential_word, findings_kept, follows_credential, looks_like_instruction,
+    redact_secrets,
 )
 from memoryapp.services.audit import AuditBuffer, audit_record
 from memoryapp.services.jobs import job_progress
@@ -222,9 +223,9 @@ def _prepare(event: Event, extractor, *, continues: bool = False, carried: bool 
     return prepared
 
 
-def _embed(prepared: list[Prepared]):
+def _embed(prepared: list[Prepared], positions: dict | None = None):
     """One embedding batch for a chunk: each episode, its clauses (set on the Prepared), and
-    each candidate fact."""
+    each candidate fact. `positions`: the job's messages embedded so far (_withhold_suspected)."""
     texts = [p.episode_statement for p in prepared]
     texts += [c.statement for p in prepared for c in p.candidates]
     clauses = [statement_clauses(p.content) for p in prepared]
@@ -241,50 +242,56 @@ def _embed(prepared: list[Prepared]):
     for p, found in zip(prepared, clauses):
         p.clause_vectors = vectors[i:i + len(found)] or None
         i += len(found)
-    _withhold_suspected(prepared, raw[:len(prepared)], episode_vectors)
+    _withhold_suspected(prepared, raw[:len(prepared)], episode_vectors, {} if positions is None else positions)
     return episode_vectors, candidate_vectors
 
 
-def _withhold_suspected(prepared: list[Prepared], vectors, episode_vectors: dict) -> None:
+def _withhold_suspected(prepared: list[Prepared], vectors, episode_vectors: dict, positions: dict) -> None:
     """Messages the rules let through but the classifier over their vector takes for a
-    credential, and that hold something that could be its value (memoryapp/credential_classifier.py),
-    are withheld whole: the content becomes the
-    marker, nothing is extracted from it, and the episode is embedded again from the marker.
-    Whatever the rules already redacted is left to them (its marker would skew the vector)."""
+    credential, and that hold something that could be its value (credential_classifier), are
+    withheld whole: the content becomes the marker, nothing is extracted from it, and the
+    episode is embedded again from the marker. Whatever the rules already redacted is left to
+    them (its marker would skew the vector). Then the sender's next messages are read as
+    continuations (_continuations_of). `positions` holds the job's messages embedded so far
+    (chunks are embedded one after another, in order, by one thread)."""
     suspected = [p for p, vector in zip(prepared, vectors)
                  if not p.secret_kinds and suspects_credential(vector) and could_hold_value(p.content)]
-    if not suspected:
-        return
     for p in suspected:
         p.content, p.secret_kinds, p.candidates, p.clause_vectors = SUSPECTED_MARKER, [SUSPECTED], [], None
-    changed = suspected + _continuations_of(prepared, suspected)
+    changed = suspected + _continuations_of(prepared, positions)
+    if not changed:
+        return
     vectors = embeddings.stored_vectors(embeddings.embed_texts([p.episode_statement for p in changed]))
     episode_vectors.update((p.event.id, vector) for p, vector in zip(changed, vectors))
 
 
-def _continuations_of(prepared: list[Prepared], suspected: list[Prepared]) -> list[Prepared]:
-    """The sender's next messages in this chunk after a withheld one, looked at again as
-    continuing a credential ("... starts with Copper" withheld, then "and ends with Kettle_71").
-    A message withheld in an earlier chunk is found at claim time from its stored marker
-    (_continuing_credentials); this gives the same answer when both arrive in one chunk.
-    Returns the messages whose content changed (their facts are dropped with the value)."""
-    by_position = {(p.event.subject_id, p.event.seq): p for p in prepared}
-    withheld = {id(p) for p in suspected}
+def _continuations_of(prepared: list[Prepared], positions: dict) -> list[Prepared]:
+    """The sender's next message after a withheld one ("... starts with Copper" withheld, then
+    "and ends with Kettle_71"), read again as continuing a credential, here or in an earlier
+    chunk of the job; a message whose value was cut at its end carries the chain on. (Once a
+    withheld message is stored, _continuing_credentials finds its marker at claim time; the
+    next chunk is claimed before this one is written.) Records each message in `positions`,
+    (subject, seq) -> (session, role, withheld), and returns those whose content changed
+    (their facts are dropped with the value)."""
     changed = []
-    for p in prepared:
-        if id(p) in withheld or p.secret_kinds:
-            continue
+    for p in sorted(prepared, key=lambda p: (p.event.subject_id, p.event.seq)):
+        event = p.event
+        voice = (event.session_id, event.role)
+        withheld = p.secret_kinds == [SUSPECTED]
         for back in (1, 2):
-            previous = by_position.get((p.event.subject_id, p.event.seq - back))
-            if previous is None or (previous.event.session_id, previous.event.role) != (p.event.session_id, p.event.role):
+            before = positions.get((event.subject_id, event.seq - back))
+            if withheld or before is None or before[:2] != voice:
                 continue
-            if id(previous) in withheld:
-                content, findings = redact_secrets(p.event.content, continues=True)
-                if findings:
-                    p.content, p.secret_kinds = content, sorted({f.kind for f in findings})
+            if before[2]:
+                content, findings = redact_secrets(event.content, continues=True)
+                if findings and content != p.content:
+                    p.content = content
+                    p.secret_kinds = sorted({f.kind for f in findings} | set(p.secret_kinds))
                     p.candidates, p.clause_vectors = [], None
                     changed.append(p)
+                    withheld = ends_with_credential_word(content)  # "... and the rest is [redacted …]"
             break  # only the sender's own last message counts
+        positions[(event.subject_id, event.seq)] = (*voice, withheld)
     return changed
 
 
@@ -546,7 +553,8 @@ def _heartbeat(*, tenant: Tenant, job: Job) -> int:
     return done
 
 
-def _claim_and_embed(*, tenant: Tenant, ids: list, extractor, embedder: ThreadPoolExecutor, totals: Counter):
+def _claim_and_embed(*, tenant: Tenant, ids: list, extractor, embedder: ThreadPoolExecutor, totals: Counter,
+                     positions: dict):
     """Claim and prepare a chunk here, and start embedding it in `embedder`'s thread."""
     claimed = _claim(tenant=tenant, ids=ids)
     totals["claimed"] += len(claimed)
@@ -567,7 +575,7 @@ def _claim_and_embed(*, tenant: Tenant, ids: list, extractor, embedder: ThreadPo
         # Nobody else would hand these back before the stale-claim window.
         _release(tenant=tenant, claims=[(e.pk, e.claimed_at) for e in claimed])
         raise
-    return prepared, (embedder.submit(_embed, prepared) if prepared else None)
+    return prepared, (embedder.submit(_embed, prepared, positions) if prepared else None)
 
 
 def _release(*, tenant: Tenant, claims: list[tuple]) -> None:
@@ -646,13 +654,13 @@ def _isolating_chunks(pending: list[tuple], size: int) -> list[tuple[list, bool]
     return chunks + [(c, False) for c in _chunks(run, size)]
 
 
-def _embed_each(tenant: Tenant, prepared: list[Prepared], totals: Counter):
+def _embed_each(tenant: Tenant, prepared: list[Prepared], totals: Counter, positions: dict):
     """The chunk's embedding failed as a whole: embed event by event, and fail alone the events
     whose text the model cannot take. Returns the events left and their vectors."""
     kept, episode_vectors, candidate_vectors = [], {}, {}
     for p in prepared:
         try:
-            episodes, candidates = _embed([p])
+            episodes, candidates = _embed([p], positions)
         except TRANSIENT:
             raise
         except Exception as exc:  # the model refuses this text
@@ -684,9 +692,11 @@ def _run_job(*, tenant: Tenant, job: Job) -> dict:
     pending = _pending_ids(tenant=tenant, job=job)
     chunks = _isolating_chunks(pending, CHUNK_SIZE if extractor is None else LLM_CHUNK_SIZE)
     seconds: Counter = Counter()
+    positions: dict = {}  # the job's messages as embedded (_continuations_of)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="extraction-embed") as embedder:
         def start(chunk):
-            return _claim_and_embed(tenant=tenant, ids=chunk[0], extractor=extractor, embedder=embedder, totals=totals)
+            return _claim_and_embed(tenant=tenant, ids=chunk[0], extractor=extractor, embedder=embedder, totals=totals,
+                                    positions=positions)
 
         ahead = None
         prepared: list[Prepared] = []
@@ -709,7 +719,7 @@ def _run_job(*, tenant: Tenant, job: Job) -> dict:
                     raise
                 except Exception:
                     logger.warning("embedding a chunk failed; embedding its events one by one", exc_info=True)
-                    prepared, episode_vectors, candidate_vectors = _embed_each(tenant, prepared, totals)
+                    prepared, episode_vectors, candidate_vectors = _embed_each(tenant, prepared, totals, positions)
                 seconds["embed_wait"] += time.perf_counter() - clock
                 clock = time.perf_counter()
                 for start_at in range(0, len(prepared), WRITE_CHUNK_SIZE):

@@ -71,6 +71,44 @@ def test_the_next_message_continuing_a_withheld_one_is_looked_at_as_a_continuati
     assert all("Gecko_44" not in m.statement for m in memories(tenant_a, "alice"))
 
 
+def test_a_continuation_in_the_next_chunk_of_a_job_is_caught(tenant_a, actor):
+    """The next chunk is claimed (and its continuations looked up) before this one is written:
+    the withheld message is remembered for the job, not found in the database."""
+    from memoryapp.services.extraction import WRITE_CHUNK_SIZE
+
+    filler = [(f"f{i}", "user", f"we walked {i} km along the canal today") for i in range(WRITE_CHUNK_SIZE)]
+    # The job's last WRITE_CHUNK_SIZE events are a chunk of their own: the second message opens it.
+    after = [(f"g{i}", "user", f"we cycled {i} km to the coast") for i in range(WRITE_CHUNK_SIZE - 1)]
+    ingest(tenant_a, "alice", actor, *filler, ("e1", "user", DESCRIBED[2][0]),
+           ("e2", "user", "and it finishes with Gecko_44, no space"), *after)
+    assert event(tenant_a, "alice", "e1").content == MARKER
+    assert "Gecko_44" not in event(tenant_a, "alice", "e2").content
+
+
+def test_a_speakers_name_before_the_message_does_not_hide_it(tenant_a, actor):
+    from memoryapp.services.events import EventInput, event_append
+    from tests.workers.helpers import run_job_here
+
+    text, value = DESCRIBED[0]
+    _, job = event_append(tenant=tenant_a, subject_ref="alice", actor=actor,
+                          events=[EventInput("e1", "user", text, speaker="Maria Lopez")])
+    run_job_here(tenant_a, job)
+    assert event(tenant_a, "alice", "e1").content == MARKER
+
+
+def test_weights_that_cannot_be_read_leave_the_rules_alone_in_charge(tenant_a, actor, tmp_path, monkeypatch, caplog):
+    broken = tmp_path / "credential_classifier.json"
+    broken.write_text('{"weights": [1, 2, 3]}')
+    monkeypatch.setattr(credential_classifier, "WEIGHTS", broken)
+    credential_classifier._model.cache_clear()
+    text, value = DESCRIBED[0]
+    ingest(tenant_a, "alice", actor, ("e1", "user", text), ("e2", "user", "My bank PIN is 4831"))
+    assert event(tenant_a, "alice", "e1").content == text  # processed, by the rules alone
+    assert "4831" not in event(tenant_a, "alice", "e2").content
+    assert event(tenant_a, "alice", "e1").status == "processed"
+    assert "cannot be loaded" in caplog.text
+
+
 def test_ordinary_messages_are_kept_as_they_are(tenant_a, actor):
     ingest(tenant_a, "alice", actor, *[(f"e{i}", "user", text) for i, text in enumerate(ORDINARY)])
     for i, text in enumerate(ORDINARY):

@@ -683,6 +683,10 @@ REVIEWED_CREDENTIALS = [
     ("the answer to the question about my first pet is Biscuit", "Biscuit"),
     ("the wifi network is called beanhub and the password is Crumpet!88", "Crumpet!88"),
     ("the wifi is tulipfields77", "tulipfields77"),
+    # (a second review: the usual questions named without a security word)
+    ("the answer to the question about my first car is Corolla", "Corolla"),
+    ("answer to the favourite teacher question: Hargreaves", "Hargreaves"),
+    ("the wifi password is called Crumpet!88", "Crumpet!88"),
 ]
 
 
@@ -709,6 +713,7 @@ NOT_LOGIN_PAIRS = [
     "the admin / owner of ClubHub2 is my cousin",
     "send it to info@bakery.co.uk / orders@bakery.co.uk",
     "my site is maria.dev / my email is maria@maria.dev",
+    "the report is at intranet.example.com/admin/reports2024",
 ]
 
 

@@ -255,10 +255,11 @@ def consolidation_summarise(*, tenant: Tenant, subject: Subject) -> dict:
         # Only what an agent may read: not quarantined, not being erased by a pending forget, and
         # no instruction-like text from anyone but the user, whether extraction has screened it
         # yet or an admin released it (a summary is read as the session's record, so it must not
-        # repeat an injected instruction).
+        # repeat an injected instruction). Only processed events: until extraction has looked at
+        # a message, the second opinion on credentials (credential_classifier) has not.
         events = [
             event for event in Event.objects.filter(
-                tenant=tenant, subject=subject, quarantined=False, erasing=False,
+                tenant=tenant, subject=subject, quarantined=False, erasing=False, status=Event.Status.PROCESSED,
             ).exclude(session_id="").exclude(source_kind__in=list(UNTRUSTED_SOURCES)).order_by("seq")
             if event.role == Event.Role.USER or not (
                 UNTRUSTED_EVENT_FLAGS.intersection(event.flags or []) or looks_like_instruction(event.content))

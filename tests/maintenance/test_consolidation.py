@@ -24,7 +24,21 @@ def events_in_session(tenant, subject, actor, session, *items):
                          occurred_at=T0 + timedelta(minutes=i)) for i, (role, text) in enumerate(items)]
     results, _ = event_append(tenant=tenant, subject_ref=subject, events=inputs, actor=actor)
     with as_tenant(tenant):
+        # As extraction leaves them (summaries read processed events only); these tests are about
+        # consolidation, so the memories extraction would add are left out.
+        Event.objects.filter(pk__in=[r.event.pk for r in results]).update(status=Event.Status.PROCESSED)
         return [Event.objects.get(pk=r.event.pk) for r in results]
+
+
+def test_a_message_extraction_has_not_looked_at_is_not_summarised(tenant_a, actor):
+    """Extraction may still withhold it (the second opinion on credentials runs there)."""
+    inputs = [EventInput(event_id="p-0", role="user", content="the garage code is two bits, first Harbour9",
+                         session_id="pending", occurred_at=T0)]
+    event_append(tenant=tenant_a, subject_ref="alice", events=inputs, actor=actor)
+    assert consolidate(tenant_a, "alice", actor).result["summaries_created"] == 0
+    with as_tenant(tenant_a):
+        Event.objects.filter(event_id="p-0").update(status=Event.Status.PROCESSED)
+    assert consolidate(tenant_a, "alice", actor).result["summaries_created"] == 1
 
 
 def consolidate(tenant, subject, actor) -> Job:
@@ -152,6 +166,8 @@ def test_summary_rerun_keeps_unchanged_and_replaces_changed_summaries(tenant_a, 
     event_append(tenant=tenant_a, subject_ref="alice", actor=actor, events=[
         EventInput(event_id="s-2-late", role="user", content="Rye flour works best.", session_id="s-2",
                    occurred_at=T0 + timedelta(hours=1))])
+    with as_tenant(tenant_a):
+        Event.objects.filter(event_id="s-2-late").update(status=Event.Status.PROCESSED)
     changed = consolidate(tenant_a, "alice", actor)
 
     assert changed.result["summaries_created"] == 1 and changed.result["summaries_removed"] == 1

@@ -103,11 +103,11 @@ def test_a_failed_embedding_hands_unwritten_events_back_at_once(tenant_a, actor,
     monkeypatch.setattr(extraction, "WRITE_CHUNK_SIZE", 2)
     real_embed, calls = extraction._embed, []
 
-    def flaky_embed(prepared):
+    def flaky_embed(prepared, *rest):
         calls.append(len(prepared))
         if len(calls) == 2:
             raise SystemExit("worker stopping")
-        return real_embed(prepared)
+        return real_embed(prepared, *rest)
 
     monkeypatch.setattr(extraction, "_embed", flaky_embed)
     _, job = append(tenant_a, "alice", actor, *[(f"e{i}", "user", f"Note number {i}.", None, at(i)) for i in range(6)])
@@ -135,9 +135,9 @@ def test_a_chunk_is_embedded_once_and_written_in_short_transactions(tenant_a, ac
     monkeypatch.setattr(extraction, "WRITE_CHUNK_SIZE", 2)
     real_embed, real_mark, embedded, marked = extraction._embed, extraction._mark_processed, [], []
 
-    def counting_embed(prepared):
+    def counting_embed(prepared, *rest):
         embedded.append([p.event.event_id for p in prepared])
-        return real_embed(prepared)
+        return real_embed(prepared, *rest)
 
     def failing_mark(**kwargs):
         marked.append(len(kwargs["rows"]))

@@ -102,9 +102,9 @@ def test_with_the_llm_extractor_events_are_claimed_a_write_at_a_time(chat_server
     monkeypatch.setattr(extraction, "LLM_CHUNK_SIZE", 2)
     real_embed, embedded = extraction._embed, []
 
-    def counting_embed(prepared):
+    def counting_embed(prepared, *rest):
         embedded.append(len(prepared))
-        return real_embed(prepared)
+        return real_embed(prepared, *rest)
 
     monkeypatch.setattr(extraction, "_embed", counting_embed)
     ingest(tenant_a, "alice", actor, *[(f"e{i}", "user", f"Day {i} of packing for Kyoto.") for i in range(6)])

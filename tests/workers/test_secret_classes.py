@@ -588,22 +588,13 @@ NEW_ORDINARY = [
 ]
 
 
-@pytest.mark.parametrize("text,secret", NEW_CLASSES)
-def test_a_credential_of_the_new_classes_is_redacted(text, secret):
-    assert _hides(text, secret), redact_secrets(text)[0]
-
-
-@pytest.mark.parametrize("text", NEW_ORDINARY)
-def test_an_ordinary_sentence_near_the_new_classes_is_kept(text):
-    assert redact_secrets(text) == (text, []), redact_secrets(text)[0]
-
-
 def test_a_continuation_that_says_which_part_follows_is_redacted():
     assert "Harbour!9" not in redact_secrets("and it finishes with Harbour!9, no space", continues=True)[0]
 
 
 def test_a_card_pin_code_is_no_postcode_when_banking_is_named():
     assert "582913" not in redact_secrets("my card pin code is 582913, courier brings the new one")[0]
+
 
 @pytest.mark.parametrize("text,secret", CREDENTIALS)
 def test_a_credential_in_a_new_phrasing_is_redacted(text, secret):
@@ -690,16 +681,6 @@ REVIEWED_CREDENTIALS = [
 ]
 
 
-@pytest.mark.parametrize("text", REVIEWED_ORDINARY)
-def test_an_ordinary_sentence_the_review_found_is_kept(text):
-    assert redact_secrets(text) == (text, []), redact_secrets(text)[0]
-
-
-@pytest.mark.parametrize("text,secret", REVIEWED_CREDENTIALS)
-def test_the_credentials_beside_the_reviewed_sentences_are_still_redacted(text, secret):
-    assert _hides(text, secret), redact_secrets(text)[0]
-
-
 # A login written as a pair: an email address or an administrator's name, a separator, a value
 # shaped like a password. (Other pairs of the same look are kept.)
 LOGIN_PAIRS = [
@@ -717,13 +698,13 @@ NOT_LOGIN_PAIRS = [
 ]
 
 
-@pytest.mark.parametrize("text,secret", LOGIN_PAIRS)
-def test_a_login_written_as_a_pair_is_redacted(text, secret):
+@pytest.mark.parametrize("text,secret", NEW_CLASSES + REVIEWED_CREDENTIALS + LOGIN_PAIRS)
+def test_a_credential_of_the_new_classes_is_redacted(text, secret):
     assert _hides(text, secret), redact_secrets(text)[0]
 
 
-@pytest.mark.parametrize("text", NOT_LOGIN_PAIRS)
-def test_an_address_paired_with_something_else_is_kept(text):
+@pytest.mark.parametrize("text", NEW_ORDINARY + REVIEWED_ORDINARY + NOT_LOGIN_PAIRS)
+def test_an_ordinary_sentence_near_the_new_classes_is_kept(text):
     assert redact_secrets(text) == (text, []), redact_secrets(text)[0]
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memoryapp.credentials import NUMBER_WORDS, PHONETIC_LETTERS
+from memoryapp.credentials import NUMBER_WORDS, PHONETIC_LETTERS, QUOTES
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ MARKER = f"[redacted {KIND}]"
 # after a sentence's first word, all capitals, a symbol inside a word, a quoted span, digits or
 # letters read out (two in a row, in the languages the rules read), characters spaced out, or
 # anything after a colon.
-_QUOTES = "'\"`‘’“”«»„"
+_QUOTES = "".join(sorted(set(QUOTES) | set(QUOTES.values()))) + "`"
 _VALUE_CANDIDATE = re.compile(
     r"\d|[^\W\d_][A-Z]|\b[A-Z]{3,}\b|(?<=[^\s.!?])\s+(?!I\b)[A-Z]|\w[!@#$%^&*_~+=]\w"
     rf"|[{_QUOTES}][^{_QUOTES}]{{2,}}[{_QUOTES}]|(?:(?<!\S)\S[\s,·-]+){{3}}\S(?!\S)|:\s*\S"

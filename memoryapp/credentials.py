@@ -321,7 +321,7 @@ PHONETIC_LETTERS = frozenset("alpha alfa bravo charlie delta echo foxtrot golf h
 # Before a number, a word of time or quantity: "the password workshop starts at 1500".
 _PREPOSITIONS = frozenset("at after by until till since from around about over under per every for in within "
                           "than".split())
-_QUOTES = {"'": "'", '"': '"', "‘": "’", "“": "”", "«": "»", "„": "“"}
+QUOTES = {"'": "'", '"': '"', "‘": "’", "“": "”", "«": "»", "„": "“"}
 _MAX_GAP = 8
 # Without an "is", ":" or "=", a value comes within this many words of what it names
 # ("PIN for the bank 4821").
@@ -519,9 +519,9 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
             continue
         if word and not _DIGITS.match(word) and credential_shaped(word, previous=previous):
             return None if too_far else _spaced_groups_end(words, count) or at + len(word)
-        if wordy and previous in _ASSIGNMENT and raw[:1] in _QUOTES and word:
+        if wordy and previous in _ASSIGNMENT and raw[:1] in QUOTES and word:
             # A quoted value runs to its closing quote: "is 'blue heron at midnight'".
-            closing = text.find(_QUOTES[raw[0]], at, at + 120)
+            closing = text.find(QUOTES[raw[0]], at, at + 120)
             if closing > at and not _VARIABLE.match(text[at:closing]):
                 return None if too_far else closing
         if wordy and word.isalpha() and previous in _ASSIGNMENT and lowered not in _STOP | _ASSIGNMENT \

@@ -280,6 +280,19 @@ _SEED_LISTED = re.compile(r"(?:[\s,;]|\s-\s)*(\d{1,2}[.)][ \t]*)?([a-z]{3,8})\b"
 SEED_SHARE = 0.7
 
 
+def _named_seed_phrases(text: str) -> list[SecretFinding]:
+    found = []
+    for lead_in in _SEED_LEAD_IN.finditer(text):
+        words, at = [], lead_in.end()
+        while len(words) < 24 and (word := _SEED_LISTED.match(text, at)) is not None:
+            words.append(word.group(2))
+            at = word.end()
+        if len(words) >= SEED_WORDS and any(
+                sum(w in wordlist for w in words) >= SEED_SHARE * len(words) for wordlist in _seed_wordlists()):
+            found.append(SecretFinding("seed_phrase", lead_in.end(), at))
+    return found
+
+
 # A login given as a pair, the way sign-in details are written down and pasted ("kevin@mail.com /
 # moonlight77", "admin / Horizon2021", "root:toor123"): an email address or an administrator's
 # name, a separator, and a value shaped like a password (letters with digits, or a symbol inside).
@@ -300,19 +313,6 @@ def login_pairs(text: str) -> list[SecretFinding]:
         if "." in value.strip(".") or not letters or not (digits or symbol):
             continue  # a domain or a file, a phone number, a plain word
         found.append(SecretFinding("password", match.start("value"), match.start("value") + len(value)))
-    return found
-
-
-def _named_seed_phrases(text: str) -> list[SecretFinding]:
-    found = []
-    for lead_in in _SEED_LEAD_IN.finditer(text):
-        words, at = [], lead_in.end()
-        while len(words) < 24 and (word := _SEED_LISTED.match(text, at)) is not None:
-            words.append(word.group(2))
-            at = word.end()
-        if len(words) >= SEED_WORDS and any(
-                sum(w in wordlist for w in words) >= SEED_SHARE * len(words) for wordlist in _seed_wordlists()):
-            found.append(SecretFinding("seed_phrase", lead_in.end(), at))
     return found
 
 

@@ -182,17 +182,25 @@ def _continuing_credentials(*, tenant: Tenant, events: list[Event]) -> tuple[set
         by_position = {(s, q): (session, role, content) for s, q, session, role, content in earlier}
     continuing, carried = set(), set()
     for event in events:
-        for back in (1, 2):
-            previous = by_position.get((event.subject_id, event.seq - back))
-            if previous is None or previous[0] != event.session_id or previous[1] != event.role:
-                continue
-            continues, carries = follows_credential(previous[2])
-            if continues:
-                continuing.add(event.pk)
-            elif carries:
-                carried.add(event.pk)
-            break  # only the sender's own last message counts
+        previous = _own_previous(by_position, event)
+        if previous is None:
+            continue
+        continues, carries = follows_credential(previous[2])
+        if continues:
+            continuing.add(event.pk)
+        elif carries:
+            carried.add(event.pk)
     return continuing, carried
+
+
+def _own_previous(by_position: dict, event: Event) -> tuple | None:
+    """The sender's own last message, one or two places back (a reply may stand between), from
+    `by_position`: (subject, seq) -> (session, role, ...); None when neither place holds one."""
+    for back in (1, 2):
+        previous = by_position.get((event.subject_id, event.seq - back))
+        if previous is not None and previous[:2] == (event.session_id, event.role):
+            return previous
+    return None
 
 
 def _prepare(event: Event, extractor, *, continues: bool = False, carried: bool = False) -> Prepared:
@@ -276,22 +284,17 @@ def _continuations_of(prepared: list[Prepared], positions: dict) -> list[Prepare
     changed = []
     for p in sorted(prepared, key=lambda p: (p.event.subject_id, p.event.seq)):
         event = p.event
-        voice = (event.session_id, event.role)
         withheld = p.secret_kinds == [SUSPECTED]
-        for back in (1, 2):
-            before = positions.get((event.subject_id, event.seq - back))
-            if withheld or before is None or before[:2] != voice:
-                continue
-            if before[2]:
-                content, findings = redact_secrets(event.content, continues=True)
-                if findings and content != p.content:
-                    p.content = content
-                    p.secret_kinds = sorted({f.kind for f in findings} | set(p.secret_kinds))
-                    p.candidates, p.clause_vectors = [], None
-                    changed.append(p)
-                    withheld = ends_with_credential_word(content)  # "... and the rest is [redacted …]"
-            break  # only the sender's own last message counts
-        positions[(event.subject_id, event.seq)] = (*voice, withheld)
+        previous = None if withheld else _own_previous(positions, event)
+        if previous is not None and previous[2]:
+            content, findings = redact_secrets(event.content, continues=True)
+            if findings and content != p.content:
+                p.content = content
+                p.secret_kinds = sorted({f.kind for f in findings} | set(p.secret_kinds))
+                p.candidates, p.clause_vectors = [], None
+                changed.append(p)
+                withheld = ends_with_credential_word(content)  # "... and the rest is [redacted …]"
+        positions[(event.subject_id, event.seq)] = (event.session_id, event.role, withheld)
     return changed
 
 

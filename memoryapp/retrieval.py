@@ -176,7 +176,10 @@ ranked AS MATERIALIZED (
            (s.sim + coalesce(bm25.score, 0) / 10) * %(pre_scale)s
            -- (date_part, a float, not extract, a numeric: numeric arithmetic on every row in
            -- scope cost ~2 ms a search at 10,000 memories, measured side by side)
-           + %(w_recency)s * exp(-ln(2) * greatest(date_part('epoch', %(as_of)s - s.valid_from) / 86400, 0) / %(half_life)s)
+           -- (the exponent held above -700: PostgreSQL's exp() raises on underflow, and a
+           -- memory valid since centuries ago, or a short half-life, would fail the search)
+           + %(w_recency)s * exp(-least(ln(2) * greatest(date_part('epoch', %(as_of)s - s.valid_from) / 86400, 0)
+                                        / %(half_life)s, 700))
            + %(w_importance)s * s.importance + %(w_confidence)s * s.confidence AS pre_prior
     FROM scope s LEFT JOIN bm25 ON bm25.id = s.id
 ),

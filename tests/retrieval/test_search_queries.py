@@ -15,6 +15,7 @@ from memoryapp.retrieval import memory_search
 from memoryapp.selectors.memories import memory_queryset
 from memoryapp.services.events import EventInput, event_append
 from memoryapp.services.memories import MemoryDraft, memory_write
+from tests.conftest import as_tenant
 
 pytestmark = pytest.mark.django_db
 
@@ -194,3 +195,15 @@ def test_with_server_side_binding_the_tenant_is_bound_by_its_own_statement(tenan
                                     record_access=False)
     assert len(ctx.captured_queries) == 5 and "SELECT speakers" in ctx.captured_queries[1]["sql"]
     assert [h.memory.pk for h in named_apart] == [h.memory.pk for h in named]
+
+
+def test_a_memory_valid_since_centuries_ago_is_searched_and_not_a_500(tenant_a, actor):
+    """The recency prior is exp(-ln 2 * age / half-life): at 300 years and 90 days PostgreSQL's
+    exp() underflowed ("value out of range") and the search failed (found by the API fuzz test)."""
+    from datetime import datetime, timezone as dt_timezone
+
+    old = write(tenant_a, "alice", "I like food from my grandmother's village.", actor,
+                valid_from=datetime(1700, 1, 1, tzinfo=dt_timezone.utc))
+    with as_tenant(tenant_a):
+        hits = memory_search(tenant=tenant_a, subject_ref="alice", query="food", k=5, record_access=False)
+    assert [h.memory.pk for h in hits] == [old.pk]

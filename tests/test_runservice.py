@@ -272,3 +272,42 @@ def test_a_server_found_dead_is_started_again_once_and_said_so():
     watch = ServerWatch({"Redis": (lambda: state["up"], lambda: state.update(up=True))}, log=lines.append)
     assert watch.poll() is None and watch.poll() is None
     assert lines == ["the embedded Redis is not running; starting it again", "the embedded Redis is running again"]
+
+
+def test_the_supervised_processes_die_with_a_supervisor_killed_with_sigkill(tmp_path):
+    # A supervisor killed outright has no chance to stop its children: the kernel must (else
+    # gunicorn would go on serving its port, and the next run would find the port taken).
+    pid_file = tmp_path / "child.pid"
+    script = (
+        "import os, sys, time\n"
+        "from memoryapp.management.commands.runservice import Supervisor\n"
+        "s = Supervisor({'sleeper': [sys.executable, '-c', 'import time; time.sleep(120)']}, env=dict(os.environ))\n"
+        "s.start()\n"
+        f"open({str(pid_file)!r}, 'w').write(str(s.children[0].process.pid))\n"
+        "time.sleep(120)\n"
+    )
+    supervisor = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=dict(os.environ))
+    try:
+        _wait_for(lambda: pid_file.exists() and pid_file.read_text(), 30, "the supervisor did not start its child")
+        child = psutil.Process(int(pid_file.read_text()))
+        assert alive([child]) == [child.pid]
+    finally:
+        supervisor.kill()
+        supervisor.wait()
+    _wait_for(lambda: not alive([child]), 10, "the child outlived its SIGKILLed supervisor")
+
+
+def test_a_run_on_a_port_already_in_use_refuses_at_once_naming_the_holder(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
+    env["MEMORY_DATA_DIR"] = str(tmp_path / "data")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        started = time.monotonic()
+        run = subprocess.run([sys.executable, "manage.py", "runservice", "--port", str(port)], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert f"port {port} on 127.0.0.1 is already in use by pid {os.getpid()}" in run.stderr, run.stderr
+    assert time.monotonic() - started < 30
+    assert "Memory service running" not in run.stdout

@@ -2,8 +2,11 @@
 (gunicorn), a Celery worker and Celery beat, restarting any of them that dies, and the embedded
 PostgreSQL and Redis if one of them dies; stops all of them on Ctrl-C or SIGTERM. One service per
 data folder: a second one refuses, naming the first."""
+import ctypes
+import errno
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -22,6 +25,24 @@ from memoryapp import embedded
 RESTART_DELAYS = (1.0, 2.0, 4.0, 8.0, 16.0)
 RESTART_LIMIT = 5
 RESTART_WINDOW = 300.0
+
+
+PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+def _die_with(parent_pid: int):
+    """A Popen preexec_fn: the child gets SIGTERM when the supervisor dies, however it dies. Without
+    it a supervisor killed with SIGKILL leaves gunicorn serving on its port, and the next run finds
+    the port taken. Linux only; elsewhere a no-op."""
+    def preexec() -> None:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        except (OSError, AttributeError):
+            return
+        if os.getppid() != parent_pid:  # the supervisor died before the prctl took effect
+            os.kill(os.getpid(), signal.SIGTERM)
+    return preexec
 
 
 @dataclass
@@ -43,9 +64,12 @@ class Supervisor:
         self.env, self.log = env, log
         self.delays, self.limit, self.window = delays, limit, window
 
+    def _spawn(self, child: Child) -> subprocess.Popen:
+        return subprocess.Popen(child.command, env=self.env, preexec_fn=_die_with(os.getpid()))
+
     def start(self) -> None:
         for child in self.children:
-            child.process = subprocess.Popen(child.command, env=self.env)
+            child.process = self._spawn(child)
 
     def poll(self) -> str | None:
         now = time.monotonic()
@@ -53,7 +77,7 @@ class Supervisor:
             if child.restart_at is not None:
                 if now >= child.restart_at:
                     child.restart_at = None
-                    child.process = subprocess.Popen(child.command, env=self.env)
+                    child.process = self._spawn(child)
                     self.log(f"{child.name} restarted (pid {child.process.pid})")
                 continue
             code = child.process.poll()
@@ -121,6 +145,33 @@ class ServerWatch:
         return None
 
 
+def port_taken(host: str, port: int) -> str | None:
+    """Why the web server could not listen on host:port (naming the process that does, when it is
+    this user's), or None when it can. Said at once: gunicorn would retry for a minute and then
+    give up without naming the port."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gunicorn binds
+        try:
+            probe.bind((host, port))
+            return None
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                return f"cannot listen on {host}:{port}: {exc.strerror}"
+    holder = ""
+    try:
+        import psutil
+
+        for conn in psutil.net_connections(kind="inet"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:
+                proc = psutil.Process(conn.pid)
+                holder = f" by pid {conn.pid} ({' '.join(proc.cmdline())[:120]})"
+                break
+    except Exception:  # noqa: BLE001 (naming the holder is a courtesy; the refusal stands without it)
+        pass
+    return (f"port {port} on {host} is already in use{holder}. Stop that process, or run on another "
+            "port (PORT=8001 make run).")
+
+
 def metrics_folder() -> Path:
     """Where every process of the service writes its Prometheus samples (multiprocess mode), emptied
     at start: samples of a previous run's processes would be summed with this one's."""
@@ -157,6 +208,10 @@ class Command(BaseCommand):
             claim = embedded.service_claim(url)  # held (open) until this process ends
         except embedded.ServiceAlreadyRunning as exc:
             raise CommandError(str(exc)) from None
+        taken = port_taken(host, port)
+        if taken:
+            claim.close()
+            raise CommandError(taken)
         uses_embedded_db = not os.environ.get("DATABASE_URL")
         uses_embedded_redis = not os.environ.get("REDIS_URL")
         env = {**os.environ, "DATABASE_URL": settings.DATABASE_URL,

@@ -6,8 +6,9 @@
 The data (bench/data/blind_v1 by default, `--data` for the others; see each README) was written
 by helpers that never read the extractor, the safety rules or bench/changing_facts.py. blind_v1,
 blind_v4, blind_v5 and blind_v6 have a dev and a held-out split; blind_v2 and blind_v3 are held
-out whole; blind_v7 holds only credentials and look-alikes, in both splits, and blind_v8 only
-credentials and look-alikes, held out whole. Conversations are
+out whole; blind_v7 holds only credentials and look-alikes, in both splits, blind_v8 only
+credentials and look-alikes, held out whole, and blind_v9 600 credentials and 600 look-alikes
+(English chat and 26 languages in structured forms), half dev, half held out. Conversations are
 built like seed 000's experiment: 50 user turns (the user's name as the speaker), 8 facts about
 the user among small talk, 3 of them changed later, one question per fact at the end. Every
 turn goes through the service as an event (event_append, then the extraction job in this
@@ -22,8 +23,9 @@ and, reported separately, the dev attributes with held-out phrasings only. Measu
 - abstention: the context says nothing stored answers an unanswerable question, and keeps
   answering the answerable ones;
 - secrets: of the split's credential turns (some split over two turns), how many leave the
-  secret anywhere in memories or events (compared after NFKC and zero-width stripping); of its
-  harmless look-alikes, how many are redacted or refused.
+  secret anywhere in memories or events (compared after NFKC and zero-width stripping; parts
+  shorter than 3 characters are not looked for, they would match anything); of its harmless
+  look-alikes (some two messages), how many are redacted or refused.
 """
 from __future__ import annotations
 
@@ -325,16 +327,19 @@ def run(args) -> dict:
             if leaked:
                 leaks.append((item["kind"], item["form"], texts))
         for n, item in enumerate(data["harmless"]):
+            # (a look-alike may be two messages too: refusing either counts)
+            texts = item["text"] if isinstance(item["text"], list) else [item["text"]]
             subject = f"harmless-{n}"
-            ingest(subject, [EventInput("h0", "user", item["text"], occurred_at=base)])
+            ingest(subject, [EventInput(f"h{i}", "user", text, occurred_at=base + timedelta(minutes=i))
+                             for i, text in enumerate(texts)])
             with transaction.atomic():
                 tenant_activate(tenant=tenant)
-                event = Event.objects.get(subject__external_id=subject)
+                events = list(Event.objects.filter(subject__external_id=subject).order_by("occurred_at"))
             secrets["harmless turns"] += 1
-            refused = event.redacted or event.content != item["text"]
-            secrets["harmless redacted"] += int(refused)
+            refused = [e.content for e, text in zip(events, texts) if e.redacted or e.content != text]
+            secrets["harmless redacted"] += int(bool(refused))
             if refused:
-                refusals.append((item["kind"], item["text"], event.content))
+                refusals.append((item["kind"], texts, refused))
 
     print(f"\nsplit {args.split}, seed {args.seed}: {args.conversations} conversations x {TURNS} turns, "
           f"{N_FACTS} facts ({N_CHANGED} changed); {time.perf_counter() - started:.0f} s")
@@ -378,7 +383,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=["dev", "heldout"], default="dev")
     parser.add_argument("--data", default="blind_v1",
-                        choices=[f"blind_v{n}" for n in range(1, 9)] + ["secrets_dev"],
+                        choices=[f"blind_v{n}" for n in range(1, 10)] + ["secrets_dev"],
                         help="blind_v2 and blind_v3 are held out whole (written after blind_v1's held-out split "
                              "was seen): run them with --split heldout, never tune on them. blind_v4, blind_v5 "
                              "and blind_v6 have a dev and a held-out split, as blind_v1")
@@ -397,7 +402,7 @@ def main() -> None:
         parser.error(f"{args.data} has only a held-out split")
     if args.data == "secrets_dev" and (args.split != "dev" or "facts" in args.phases):
         parser.error("secrets_dev holds only credentials and look-alikes, all dev: --split dev --phases secrets")
-    if args.data in ("blind_v7", "blind_v8") and "facts" in args.phases:
+    if args.data in ("blind_v7", "blind_v8", "blind_v9") and "facts" in args.phases:
         parser.error(f"{args.data} holds only credentials and look-alikes: --phases secrets")
     run(args)
 

@@ -60,7 +60,9 @@ def dev_rows() -> list[tuple[str, int, str, str]]:
             for text in texts:
                 holds = any(_normalised(p) and _normalised(p) in _normalised(text) for p in parts)
                 rows.append((text, int(holds), group, "credential"))
-        rows += [(item["text"], 0, group, "lookalike") for item in data["harmless"] if item["split"] == "dev"]
+        # (a look-alike may be two messages too)
+        rows += [(text, 0, group, "lookalike") for item in data["harmless"] if item["split"] == "dev"
+                 for text in (item["text"] if isinstance(item["text"], list) else [item["text"]])]
     for path in sorted(DATA.glob("*/attributes.json")):
         rng = random.Random(path.parent.name)
         for attribute in json.loads(path.read_text()):

@@ -620,45 +620,6 @@ def _digit_count(value: str) -> int:
         word.lower().strip(_EDGE_PUNCTUATION) in NUMBER_WORDS for word in value.split())
 
 
-# Where a value would stand, what names one kept elsewhere (detect-secrets' heuristic filters
-# drop the same): a variable or a template to be filled in ("${DB_PASSWORD}", "$API_TOKEN",
-# "{{ secrets.NPM_TOKEN }}", "<YOUR_TOKEN_HERE>", "%(password)s", "vault('db/pass')"), a setting left null or
-# boolean, or the name of the variable or file that holds the secret ("TF_VAR_db_password",
-# "/run/secrets/db_password").
-_REFERENCE = re.compile(
-    r"""(?i)^[\s:=]*["'`]?(?:\$\{|\$\(|\{\{|\{%|%\(|\$(?-i:[A-Z_][A-Z0-9_]*)\b|<[^<>\s]+>|"""
-    r"""(?:secrets|env|vars|process\.env|os\.environ)[.\[]|[A-Za-z_][\w.]*\(["']|"""
-    r"""(?:null|none|nil|true|false|undefined)(?![\w-]))""")
-_SECRET_NAME = re.compile(r"^(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+|"
-                          r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+){2,}|[~.]?/[\w./-]+)$")
-# A credential word that is part of such a reference names the secret, it does not give it.
-# (so is one inside a path, or given to a function: "/run/secrets/db_password", "vault('secret/…')")
-_INSIDE_REFERENCE = re.compile(r"(?:\$\{?|\{\{\s*|%\(|\b(?:secrets|env|vars)\.|\w\(['\"]?|"
-                               r"(?:^|[\s\"'=:])[~.]?/(?:[\w.-]+/)*)$")
-
-
-def refers_elsewhere(value: str) -> bool:
-    """Whether `value` (the text where a credential's value would start) names a secret kept
-    elsewhere rather than giving one."""
-    if _REFERENCE.match(value):
-        return True
-    first = value.strip(" \t:=\"'`").split(maxsplit=1)
-    token = first[0].rstrip(",;.)\"'`") if first else ""
-    return bool(_SECRET_NAME.match(token)) and bool(credential_words(token))
-
-
-def _inside_reference(text: str, start: int) -> bool:
-    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
-        start -= 1
-    if text[start:start + 1] == "$":
-        return True
-    return bool(_INSIDE_REFERENCE.search(text[max(0, start - 20):start]))
-
-
-# A setting's name and its value in one token ("DB_HOST=localhost"): the name says what the value is.
-_SETTING = re.compile(r"^([A-Za-z_][\w.-]*)=(.+)$")
-
-
 _NAMES_THE_NETWORK = re.compile(r"(?i)\s*(?:is|was|'s)?\s*(?:called|named)\b")
 
 
@@ -674,8 +635,6 @@ def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
         if end is None:
             continue
         value = text[name_end:end]
-        if refers_elsewhere(text[name_end:name_end + 200]) or refers_elsewhere(value.split()[-1] if value.split() else ""):
-            continue  # "DB_PASSWORD=${DB_PASSWORD}", "password: null", "pass it with TF_VAR_DB_PASSWORD"
         if kind == "card_number" and (_digit_count(value) < CARD_DIGITS or not _card_grouped(value)
                                       or _counted_before_digits(value)):
             continue
@@ -991,10 +950,6 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
     names_a_name = {i for i, (_, word, _) in enumerate(words) if word.lower() in _NAME_WORDS}
     findings = []
     for count, end_count, start, end, shape in candidates:
-        token = text[start:end]
-        setting = _SETTING.match(token)
-        if refers_elsewhere(token) or setting and (not credential_words(setting[1]) or refers_elsewhere(setting[2])):
-            continue  # "DB_HOST=localhost" beside "DB_PASSWORD=…" is the host; "$DB_PASS" a variable
         near = _near(words, sentence, count, end_count,
                      reach=_SENTENCE_REACH if shape in ("strong", "strong_symbol", "random", "random_mixed")
                      else _CONTEXT_REACH)
@@ -1204,8 +1159,7 @@ def described_credentials(text: str, inner, *, carried: bool = False) -> list[Fi
     names = credential_words(text)
     postal = [(start, end) for kind, start, end in names if _postal_pin(text, kind, start, end)] \
         if any(kind == "pin" for kind, _, _ in names) and _DELIVERY.search(text) and not _BANKING.search(text) else []
-    names = [name for name in names if not any(start <= name[1] < end for start, end in postal)
-             and not _inside_reference(text, name[1])]
+    names = [name for name in names if not any(start <= name[1] < end for start, end in postal)]
     return [*_worded(text, names), *_value_first(text, names), *_scored(text, names, carried=carried),
             *_given_to_a_program(text), *_hidden(text, inner)]
 

@@ -34,12 +34,14 @@ def _die_with(parent_pid: int):
     """A Popen preexec_fn: the child gets SIGTERM when the supervisor dies, however it dies. Without
     it a supervisor killed with SIGKILL leaves gunicorn serving on its port, and the next run finds
     the port taken. Linux only; elsewhere a no-op."""
+    # (libc is looked up here, in the parent: a dlopen between fork and exec can deadlock)
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
     def preexec() -> None:
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-        except (OSError, AttributeError):
-            return
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
         if os.getppid() != parent_pid:  # the supervisor died before the prctl took effect
             os.kill(os.getpid(), signal.SIGTERM)
     return preexec
@@ -149,10 +151,11 @@ def port_taken(host: str, port: int) -> str | None:
     """Why the web server could not listen on host:port (naming the process that does, when it is
     this user's), or None when it can. Said at once: gunicorn would retry for a minute and then
     give up without naming the port."""
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+    address = host.strip("[]")  # "[::1]", as gunicorn's --bind takes an IPv6 address
+    with socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gunicorn binds
         try:
-            probe.bind((host, port))
+            probe.bind((address, port))
             return None
         except OSError as exc:
             if exc.errno != errno.EADDRINUSE:
@@ -163,8 +166,8 @@ def port_taken(host: str, port: int) -> str | None:
 
         for conn in psutil.net_connections(kind="inet"):
             if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:
-                proc = psutil.Process(conn.pid)
-                holder = f" by pid {conn.pid} ({' '.join(proc.cmdline())[:120]})"
+                holder = f" by pid {conn.pid}"  # (kept if its command line cannot be read)
+                holder += f" ({' '.join(psutil.Process(conn.pid).cmdline())[:120]})"
                 break
     except Exception:  # noqa: BLE001 (naming the holder is a courtesy; the refusal stands without it)
         pass

@@ -294,7 +294,11 @@ def test_the_supervised_processes_die_with_a_supervisor_killed_with_sigkill(tmp_
     finally:
         supervisor.kill()
         supervisor.wait()
-    _wait_for(lambda: not alive([child]), 10, "the child outlived its SIGKILLed supervisor")
+    try:
+        _wait_for(lambda: not alive([child]), 10, "the child outlived its SIGKILLed supervisor")
+    finally:
+        if alive([child]):  # (a failure must not leave it sleeping behind the test run)
+            child.kill()
 
 
 def test_a_run_on_a_port_already_in_use_refuses_at_once_naming_the_holder(tmp_path):

@@ -28,20 +28,21 @@ RESTART_WINDOW = 300.0
 
 
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+try:  # (looked up once, here: a dlopen between fork and exec can deadlock)
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):  # not Linux
+    _prctl = None
 
 
 def _die_with(parent_pid: int):
     """A Popen preexec_fn: the child gets SIGTERM when the supervisor dies, however it dies. Without
     it a supervisor killed with SIGKILL leaves gunicorn serving on its port, and the next run finds
-    the port taken. Linux only; elsewhere a no-op."""
-    # (libc is looked up here, in the parent: a dlopen between fork and exec can deadlock)
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
+    the port taken. Linux only; elsewhere None (no preexec_fn)."""
+    if _prctl is None:
         return None
 
     def preexec() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
         if os.getppid() != parent_pid:  # the supervisor died before the prctl took effect
             os.kill(os.getpid(), signal.SIGTERM)
     return preexec

@@ -45,7 +45,8 @@ def start_postgres() -> str:
     """Start (or reuse) the private PostgreSQL and return its owner URL."""
     import logging
 
-    logging.getLogger("pgserver").setLevel(logging.WARNING)
+    # pgserver logs a failed start as a page of pg_ctl's command line; the reason is raised below.
+    logging.getLogger("pgserver").setLevel(logging.CRITICAL)
     os.environ.setdefault("XDG_RUNTIME_DIR", str(DATA_DIR / "run"))
     Path(os.environ["XDG_RUNTIME_DIR"]).mkdir(mode=0o700, parents=True, exist_ok=True)
     Path(os.environ["XDG_RUNTIME_DIR"]).chmod(0o700)
@@ -53,13 +54,49 @@ def start_postgres() -> str:
 
     PG_DIR.mkdir(parents=True, exist_ok=True)
     _clear_dead_postmaster()
-    server = pgserver.get_server(PG_DIR, cleanup_mode=None)
-    if not postgres_is_running():
-        # pgserver keeps one handle per folder and starts the server only when it makes the
-        # handle: a server that died after that is started here, under pgserver's own lock.
-        with server._lock:
-            server.ensure_postgres_running()
+    log_start = _postgres_log_size()
+    try:
+        server = pgserver.get_server(PG_DIR, cleanup_mode=None)
+        if not postgres_is_running():
+            # pgserver keeps one handle per folder and starts the server only when it makes the
+            # handle: a server that died after that is started here, under pgserver's own lock.
+            with server._lock:
+                server.ensure_postgres_running()
+    except Exception as exc:
+        raise PostgresDidNotStart(_postgres_log_reason(log_start), exc) from exc
     return server.get_uri()
+
+
+POSTGRES_LOG = PG_DIR / "log"  # pgserver starts the server with pg_ctl -l here, appending
+
+
+class PostgresDidNotStart(RuntimeError):
+    def __init__(self, reason: str, cause: Exception):
+        super().__init__(f"PostgreSQL did not start: {reason or type(cause).__name__} (its log: {POSTGRES_LOG})")
+
+
+def _postgres_log_size() -> int:
+    try:
+        return POSTGRES_LOG.stat().st_size
+    except OSError:
+        return 0
+
+
+def _postgres_log_reason(since: int, lines: int = 3) -> str:
+    """PostgreSQL's own words for this attempt: the last messages it logged after `since`, without
+    their timestamp and PID (pg_ctl only says "could not start server; examine the log")."""
+    try:
+        with open(POSTGRES_LOG, "rb") as log:
+            log.seek(since)
+            text = log.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    messages = []
+    for line in text.splitlines():
+        # "2026-12-06 00:03:56.320 GMT [8549] FATAL:  configuration file … contains errors"
+        _, bracket, rest = line.partition("] ")
+        messages.append(" ".join((rest if bracket else line).split()))
+    return "; ".join([message for message in messages if message][-lines:])
 
 
 def _clear_dead_postmaster(timeout: float = 30) -> None:

@@ -267,6 +267,25 @@ def test_a_server_that_cannot_be_started_again_stops_the_service_with_the_reason
     assert len(attempts) == 3 and lines[0] == "the embedded PostgreSQL is not running; starting it again"
 
 
+def test_a_postgresql_that_refuses_to_start_is_reported_in_its_own_words(tmp_path):
+    # A real PostgreSQL on a data folder whose configuration it rejects: the reason the service
+    # gives up with must be PostgreSQL's (pg_ctl alone says only "could not start server").
+    folder = tmp_path / "postgres"
+    folder.mkdir()
+    (folder / "PG_VERSION").write_text("16\n")
+    (folder / "postgresql.conf").write_text("shared_buffers = a_banana\n")
+    probe = ("from memoryapp import embedded\n"
+             "try:\n    embedded.start_postgres()\n"
+             "except embedded.PostgresDidNotStart as exc:\n    print(exc)\n")
+    env = {**os.environ, "MEMORY_DATA_DIR": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    said = result.stdout.strip()
+    assert said.startswith("PostgreSQL did not start: "), (said, result.stderr[-2000:])
+    assert 'invalid value for parameter "shared_buffers": "a_banana"' in said
+    assert "FATAL: configuration file" in said and said.endswith(f"(its log: {folder / 'log'})")
+    assert "pg_ctl" not in said and "Failed postgres command" not in result.stderr
+
+
 def test_a_server_found_dead_is_started_again_once_and_said_so():
     state, lines = {"up": False}, []
     watch = ServerWatch({"Redis": (lambda: state["up"], lambda: state.update(up=True))}, log=lines.append)

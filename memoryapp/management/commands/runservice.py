@@ -225,6 +225,9 @@ class Command(BaseCommand):
         if uses_embedded_redis:
             env["REDIS_URL"] = embedded.start_redis()
         call_command("migrate", verbosity=0)
+        # WhiteNoise serves through the finders (nothing is collected) but warns in every web
+        # worker, at every start, that the folder collectstatic would fill is missing.
+        Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)
         bin_dir = os.path.dirname(sys.executable)
         beat_schedule = embedded.DATA_DIR / "celerybeat-schedule"
         commands = {

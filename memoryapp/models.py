@@ -280,6 +280,9 @@ class Memory(models.Model):
             models.Index(fields=["tenant", "subject", "status"], name="memory_scope_idx"),
             models.Index(fields=["subject", "content_hash"], name="memory_dedupe_idx"),
             models.Index(fields=["subject", "key"], name="memory_key_idx"),
+            # "The episode of this event" (migration 0018 says why it is partial).
+            models.Index(fields=["source_event", "tenant"], name="memory_episode_of_event_idx",
+                         condition=models.Q(memory_type="episodic")),
             # No HNSW index on the embedding: no query reads one (search ranks a subject's
             # candidates exactly, retrieval.py), and every write paid for it (migration 0020).
             GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
@@ -323,6 +326,8 @@ class MemoryEvidence(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["tenant", "memory", "event"], name="evidence_unique"),
         ]
+        # "What was drawn from this event" (migration 0018 says why the event comes first).
+        indexes = [models.Index(fields=["event", "tenant"], name="evidence_of_event_idx")]
 
 
 class MemoryLineage(models.Model):

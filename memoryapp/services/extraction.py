@@ -16,6 +16,7 @@ import logging
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -690,8 +691,52 @@ def extraction_job_run(*, tenant: Tenant, job: Job) -> dict:
     releases the GIL, so the model's cores and the database's round trips overlap). Chunks are
     still written one after another, in order; a worker killed meanwhile leaves what it had
     claimed and not yet committed for the sweeper."""
-    with findings_kept():  # a text's secrets are looked for once per job (safety.findings_kept)
+    with findings_kept(), _subjects_in_turn(tenant=tenant, job=job):
         return _run_job(tenant=tenant, job=job)
+
+
+SUBJECT_WAIT_POLL_SECONDS = 0.2
+
+
+def subject_lock_key(*, tenant_id: int, subject_id) -> str:
+    """The text whose hash (hashtextextended) is a subject's extraction advisory lock."""
+    return f"extraction:{tenant_id}:{subject_id}"
+
+
+@contextmanager
+def _subjects_in_turn(*, tenant: Tenant, job: Job):
+    """Hold the job's subjects against any other extraction job of theirs, for the whole job,
+    so that with several worker processes a subject's jobs still run one after another, in the
+    order the queue gives them: a later job must not write a subject's events while an earlier
+    one is still reading theirs (a message continuing a credential is read with the one before
+    it, as that job left it). Jobs of other subjects run at once. Session-level advisory locks,
+    taken in one order (no deadlock) and released at the end; a worker that dies loses its
+    connection and with it the locks. The job's heartbeat goes on while it waits."""
+    with transaction.atomic():
+        tenant_activate(tenant=tenant)
+        subject_ids = sorted(set(Event.objects.filter(tenant=tenant, job_id=job.id, status=Event.Status.PENDING)
+                                 .values_list("subject_id", flat=True)))
+    keys = [subject_lock_key(tenant_id=tenant.pk, subject_id=subject_id) for subject_id in subject_ids]
+    held = []
+    try:
+        with connection.cursor() as cursor:
+            for key in keys:
+                # Asked again and again rather than waited for: a wait would count against the
+                # worker's lock timeout, and an attempt cut short by it counts against the job.
+                while True:
+                    cursor.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", [key])
+                    if cursor.fetchone()[0]:
+                        break
+                    time.sleep(SUBJECT_WAIT_POLL_SECONDS)
+                held.append(key)
+        yield
+    finally:
+        try:
+            with connection.cursor() as cursor:
+                for key in reversed(held):
+                    cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", [key])
+        except TRANSIENT:  # the connection is gone, and its locks with it
+            logger.warning("could not release the subjects of job %s; their connection is gone", job.public_id)
 
 
 def _run_job(*, tenant: Tenant, job: Job) -> dict:

@@ -1,0 +1,58 @@
+"""With several worker processes, a subject's extraction jobs still run one after another
+(services/extraction._subjects_in_turn), while other subjects' jobs go on."""
+import threading
+import time
+
+import pytest
+from django.db import connection, connections
+
+from memoryapp.models import Event
+from memoryapp.services.extraction import subject_lock_key
+from tests.conftest import as_tenant
+from tests.workers.helpers import append, run_job_here
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def _statuses(tenant, subject):
+    with as_tenant(tenant):
+        return set(Event.objects.filter(tenant=tenant, subject__external_id=subject).values_list("status", flat=True))
+
+
+def _run_in_thread(tenant, job):
+    def target():
+        try:
+            run_job_here(tenant, job)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    return thread
+
+
+def test_a_subjects_job_waits_while_another_job_of_that_subject_runs(tenant_a, actor):
+    append(tenant_a, "alice", actor, ("a1", "user", "I live in Lisbon."))
+    _, later = append(tenant_a, "alice", actor, ("a2", "user", "I moved to Porto last week."))
+    _, other = append(tenant_a, "bob", actor, ("b1", "user", "I work at Bosch."))
+    with as_tenant(tenant_a):
+        alice = Event.objects.get(tenant=tenant_a, event_id="a2").subject_id
+    # Another worker holds alice: as an earlier job of hers would, from its own connection.
+    holder = connections.create_connection("default")
+    try:
+        with holder.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))",
+                           [subject_lock_key(tenant_id=tenant_a.pk, subject_id=alice)])
+        waiting = _run_in_thread(tenant_a, later)
+        run_job_here(tenant_a, other)  # bob's job is not held up
+        assert _statuses(tenant_a, "bob") == {"processed"}
+        time.sleep(1.5)
+        assert waiting.is_alive()
+        with as_tenant(tenant_a):
+            assert Event.objects.get(tenant=tenant_a, event_id="a2").status == Event.Status.PENDING
+    finally:
+        holder.close()  # the holder's worker is done (or died): its locks go with its connection
+    waiting.join(timeout=60)
+    assert not waiting.is_alive()
+    with as_tenant(tenant_a):
+        assert Event.objects.get(tenant=tenant_a, event_id="a2").status == Event.Status.PROCESSED

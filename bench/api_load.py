@@ -157,12 +157,16 @@ def postmaster_pid(url: str) -> int:
     return psutil.Process(backend).ppid()
 
 
-def start_worker(code: str, env: dict, log: str) -> subprocess.Popen:
+# runservice's default (WORKER_CONCURRENCY, else 1).
+WORKER_PROCESSES = int(os.environ.get("WORKER_CONCURRENCY", "1"))
+
+
+def start_worker(code: str, env: dict, log: str, processes: int = WORKER_PROCESSES) -> subprocess.Popen:
     """A Celery worker on the bench's database and Redis, as runservice starts one."""
     out = open(log, "ab")
     proc = subprocess.Popen(
         [os.path.join(ROOT, ".venv", "bin", "celery"), "-A", "workers.celery", "worker",
-         "-Q", "extraction,maintenance,erasure", "--concurrency", "1", "--without-gossip", "--without-mingle",
+         "-Q", "extraction,maintenance,erasure", "--concurrency", str(processes), "--without-gossip", "--without-mingle",
          "--without-heartbeat", "--loglevel=WARNING", "-n", f"api-load-{os.getpid()}@%h"],
         cwd=code, env={**env, "PYTHONPATH": code}, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
     )
@@ -171,7 +175,8 @@ def start_worker(code: str, env: dict, log: str) -> subprocess.Popen:
 
 @contextlib.contextmanager
 def bench_service(*, database: str, tenant: str, key_name: str, prefix: str, workers: int = 1, threads: int = 4,
-                  extra_env: dict | None = None, code: str = ROOT, worker: bool = False, info: dict | None = None):
+                  extra_env: dict | None = None, code: str = ROOT, worker: bool = False, info: dict | None = None,
+                  worker_processes: int = WORKER_PROCESSES):
     """A real gunicorn (the project's config) over a migrated bench database and a private
     redis-server, with one API key of a fresh tenant: yields (port, raw key) and stops both
     whatever happens. Shared by the load and overhead benches. `code`: the checkout served;
@@ -199,7 +204,7 @@ def bench_service(*, database: str, tenant: str, key_name: str, prefix: str, wor
             cwd=code, env=env, start_new_session=True,
         )
         if worker:
-            celery = start_worker(code, env, os.path.join(tmp, "worker.log"))
+            celery = start_worker(code, env, os.path.join(tmp, "worker.log"), worker_processes)
         wait_ready(port)
         if info is not None:
             info.update(gunicorn=gunicorn.pid, worker=celery.pid if celery else None,
@@ -303,12 +308,15 @@ def main() -> int:
                         help="an environment variable for the service (repeatable), e.g. MEMORY_EMBEDDER=torch")
     parser.add_argument("--memories", type=int, default=200, help="memories seeded across the subjects")
     parser.add_argument("--database", default="bench_api")
+    parser.add_argument("--worker-processes", type=int, default=WORKER_PROCESSES,
+                        help="Celery worker processes (default: runservice's, WORKER_CONCURRENCY or 1)")
     args = parser.parse_args()
 
     mix = parse_mix(args.mix)
     info: dict = {}
     with bench_service(database=args.database, tenant="bench", key_name="api_load", prefix="api-load-",
                        workers=args.workers, threads=args.threads, code=os.path.abspath(args.code), worker=True,
+                       worker_processes=args.worker_processes,
                        info=info, extra_env=dict(e.split("=", 1) for e in args.env)) as (port, key):
         api = Api(port, key, timeout=180)  # the first request in each worker loads the model
         print(f"gunicorn on 127.0.0.1:{port} ({args.workers} workers x {args.threads} threads); seeding...", flush=True)

@@ -288,9 +288,9 @@ def main() -> None:
                         help="short generated chat turns (default) or LoCoMo's conversation turns")
     parser.add_argument("--worker-torch-threads", type=int, default=None,
                         help="TORCH_NUM_THREADS for the worker (default: torch's own, one per core, as the raw rate)")
-    parser.add_argument("--worker-concurrency", type=int, default=1,
-                        help="worker processes (1: one, in the solo pool, as runservice runs one; N: a prefork pool of N, "
-                             "so jobs of different subjects run at once)")
+    parser.add_argument("--worker-concurrency", type=int, default=int(os.environ.get("WORKER_CONCURRENCY", "1")),
+                        help="worker processes (default: runservice's, WORKER_CONCURRENCY or 1: one, in the solo "
+                             "pool; N: a prefork pool of N, so jobs of different subjects run at once)")
     run(parser.parse_args())
 
 

@@ -202,8 +202,13 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
         parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
         parser.add_argument("--web-workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "2")))
+        # One extraction process by default: on two cores a second one drained a backlog 8 % faster
+        # but took CPU (and a second copy of the model) from the web workers under a mixed load
+        # (docs/benchmarks.md, issue 16). More may be asked for; a subject's jobs still run one
+        # after another (services/extraction._subjects_in_turn).
+        parser.add_argument("--worker-processes", type=int, default=int(os.environ.get("WORKER_CONCURRENCY", "1")))
 
-    def handle(self, *args, port, host, web_workers, **options):
+    def handle(self, *args, port, host, web_workers, worker_processes, **options):
         display_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
         url = f"http://{display_host}:{port}/"
         # Refuse rather than share: two services on one data folder would share its private servers,
@@ -238,7 +243,7 @@ class Command(BaseCommand):
             ],
             "worker": [
                 os.path.join(bin_dir, "celery"), "-A", "workers.celery", "worker",
-                "-Q", "extraction,maintenance,erasure", "--concurrency", "1", "--loglevel", "INFO",
+                "-Q", "extraction,maintenance,erasure", "--concurrency", str(worker_processes), "--loglevel", "INFO",
             ],
             "beat": [
                 os.path.join(bin_dir, "celery"), "-A", "workers.celery", "beat",

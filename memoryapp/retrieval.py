@@ -480,10 +480,12 @@ def _voice_lookup(sig: Signals, voices: dict, rows: np.ndarray, places: _Positio
     integer, -1 where no episode in scope was said), sessions told apart as _voices tells them."""
     sessions: dict = {}
     speakers: dict = {}
-    spoken = {}
-    for (session, seq), voice in voices.items():  # the last episode of a position wins, as in _voices
-        at = places.number(np.int64(sessions.setdefault(session, len(sessions))), np.int64(seq))
-        spoken[int(at)] = speakers.setdefault(voice, len(speakers))
+    # Positions computed as one array: numpy scalars one by one cost ~1.2 ms a search at the cap.
+    session_ids = np.array([sessions.setdefault(session, len(sessions)) for session, _ in voices], dtype=np.int64)
+    seqs = np.array([seq for _, seq in voices], dtype=np.int64)
+    said_by = [speakers.setdefault(voice, len(speakers)) for voice in voices.values()]
+    # The last episode of a position wins, as in _voices (a dict keeps a repeated key's last value).
+    spoken = dict(zip(places.number(session_ids, seqs).tolist(), said_by))
     heard_at = np.array(sorted(spoken), dtype=np.int64)
     heard_voice = np.array([spoken[p] for p in heard_at.tolist()], dtype=np.int64)
     # A session with no episode in scope gets -1: its positions are negative and meet nothing.

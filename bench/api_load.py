@@ -166,7 +166,8 @@ def start_worker(code: str, env: dict, log: str, processes: int = WORKER_PROCESS
     out = open(log, "ab")
     proc = subprocess.Popen(
         [os.path.join(ROOT, ".venv", "bin", "celery"), "-A", "workers.celery", "worker",
-         "-Q", "extraction,maintenance,erasure", "--concurrency", str(processes), "--without-gossip", "--without-mingle",
+         "-Q", "extraction,maintenance,erasure", "--concurrency", str(processes),
+         "--without-gossip", "--without-mingle",
          "--without-heartbeat", "--loglevel=WARNING", "-n", f"api-load-{os.getpid()}@%h"],
         cwd=code, env={**env, "PYTHONPATH": code}, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
     )

@@ -319,14 +319,16 @@ class MemoryEvidence(models.Model):
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="evidence_links", db_constraint=False)
-    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="evidence_links", db_constraint=False)
+    # Indexed by evidence_of_event_idx (event first, then tenant), not by a one-column index of its own.
+    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="evidence_links", db_constraint=False,
+                              db_index=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["tenant", "memory", "event"], name="evidence_unique"),
         ]
-        # "What was drawn from this event" (migration 0018 says why the event comes first).
+        # "What was drawn from this event" (migration 0018 says why).
         indexes = [models.Index(fields=["event", "tenant"], name="evidence_of_event_idx")]
 
 

@@ -334,3 +334,11 @@ def test_a_run_on_a_port_already_in_use_refuses_at_once_naming_the_holder(tmp_pa
     assert f"port {port} on 127.0.0.1 is already in use by pid {os.getpid()}" in run.stderr, run.stderr
     assert time.monotonic() - started < 30
     assert "Memory service running" not in run.stdout
+
+
+def test_no_worker_processes_is_refused_before_anything_starts():
+    from django.core.management import CommandError, call_command
+
+    # Celery would read --concurrency 0 as one process per core.
+    with pytest.raises(CommandError, match="at least 1"):
+        call_command("runservice", worker_processes=0)

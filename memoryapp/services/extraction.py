@@ -16,7 +16,6 @@ import logging
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -691,11 +690,15 @@ def extraction_job_run(*, tenant: Tenant, job: Job) -> dict:
     releases the GIL, so the model's cores and the database's round trips overlap). Chunks are
     still written one after another, in order; a worker killed meanwhile leaves what it had
     claimed and not yet committed for the sweeper."""
-    with findings_kept(), _subjects_in_turn(tenant=tenant, job=job):
-        return _run_job(tenant=tenant, job=job)
+    with findings_kept(), SubjectsInTurn(tenant=tenant, job=job) as turn:
+        return _run_job(tenant=tenant, job=job, turn=turn)
 
 
-SUBJECT_WAIT_POLL_SECONDS = 0.2
+# How long a job waits for another job of its subject to finish. Far longer than a job takes (at
+# most 1,000 events, seconds); past it the attempt fails as a database error and the job is
+# retried, so a holder that never lets go (a worker host gone without closing its connection,
+# until the server's TCP keepalive notices) costs attempts, not a worker forever.
+SUBJECT_WAIT = timedelta(seconds=getattr(settings, "MEMORY_SUBJECT_WAIT_SECONDS", 600))
 
 
 def subject_lock_key(*, tenant_id: int, subject_id) -> str:
@@ -703,43 +706,71 @@ def subject_lock_key(*, tenant_id: int, subject_id) -> str:
     return f"extraction:{tenant_id}:{subject_id}"
 
 
-@contextmanager
-def _subjects_in_turn(*, tenant: Tenant, job: Job):
+class SubjectsInTurn:
     """Hold the job's subjects against any other extraction job of theirs, for the whole job,
-    so that with several worker processes a subject's jobs still run one after another, in the
-    order the queue gives them: a later job must not write a subject's events while an earlier
-    one is still reading theirs (a message continuing a credential is read with the one before
-    it, as that job left it). Jobs of other subjects run at once. Session-level advisory locks,
-    taken in one order (no deadlock) and released at the end; a worker that dies loses its
-    connection and with it the locks. The job's heartbeat goes on while it waits."""
-    with transaction.atomic():
-        tenant_activate(tenant=tenant)
-        subject_ids = sorted(set(Event.objects.filter(tenant=tenant, job_id=job.id, status=Event.Status.PENDING)
-                                 .values_list("subject_id", flat=True)))
-    keys = [subject_lock_key(tenant_id=tenant.pk, subject_id=subject_id) for subject_id in subject_ids]
-    held = []
-    try:
+    so that with several worker processes a subject's jobs still run one after another: a later
+    job must not write a subject's events while an earlier one is still reading theirs (a message
+    continuing a credential is read with the one before it, as that job left it). Session-level
+    advisory locks, taken in one order (no deadlock), waited for in PostgreSQL's queue (first
+    come, first served, for at most SUBJECT_WAIT) and released at the end; a worker that dies
+    loses its connection and with it the locks. A worker process waiting for a subject does
+    nothing else meanwhile. The job's heartbeat goes on while it waits."""
+
+    def __init__(self, *, tenant: Tenant, job: Job):
+        self.tenant, self.job = tenant, job
+        self.keys: list[str] = []
+        self.held: list[str] = []
+        self.backend = None
+
+    def __enter__(self):
+        with transaction.atomic():
+            tenant_activate(tenant=self.tenant)
+            subject_ids = sorted(set(
+                Event.objects.filter(tenant=self.tenant, job_id=self.job.id, status=Event.Status.PENDING)
+                .values_list("subject_id", flat=True)))
+        self.keys = [subject_lock_key(tenant_id=self.tenant.pk, subject_id=s) for s in subject_ids]
+        try:
+            self._take()
+        except BaseException:
+            # A session's advisory lock outlives the rollback of the transaction that took it.
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def _take(self) -> None:
+        self.held = []
+        with transaction.atomic(), connection.cursor() as cursor:
+            # The worker's lock timeout is for row locks; this wait has its own bound.
+            cursor.execute("SELECT set_config('lock_timeout', %s, true), pg_backend_pid()",
+                           [f"{int(SUBJECT_WAIT.total_seconds() * 1000)}ms"])
+            self.backend = cursor.fetchone()[1]
+            for key in self.keys:
+                self.held.append(key)  # before: an interrupted wait is released too (a spare unlock only warns)
+                cursor.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", [key])
+
+    def keep(self) -> None:
+        """Take the locks again if the connection that held them was replaced (Django reopens a
+        connection a failed transaction closed): a lock belongs to its connection."""
+        if not self.keys:
+            return
         with connection.cursor() as cursor:
-            for key in keys:
-                # Asked again and again rather than waited for: a wait would count against the
-                # worker's lock timeout, and an attempt cut short by it counts against the job.
-                while True:
-                    cursor.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", [key])
-                    if cursor.fetchone()[0]:
-                        break
-                    time.sleep(SUBJECT_WAIT_POLL_SECONDS)
-                held.append(key)
-        yield
-    finally:
+            cursor.execute("SELECT pg_backend_pid()")
+            if cursor.fetchone()[0] == self.backend:
+                return
+        logger.warning("job %s lost its connection and its subjects' locks; taking them again", self.job.public_id)
+        self._take()
+
+    def __exit__(self, *exc_info):
         try:
             with connection.cursor() as cursor:
-                for key in reversed(held):
+                for key in reversed(self.held):
                     cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", [key])
         except TRANSIENT:  # the connection is gone, and its locks with it
-            logger.warning("could not release the subjects of job %s; their connection is gone", job.public_id)
+            logger.warning("could not release the subjects of job %s; their connection is gone", self.job.public_id)
+        return False
 
 
-def _run_job(*, tenant: Tenant, job: Job) -> dict:
+def _run_job(*, tenant: Tenant, job: Job, turn: SubjectsInTurn) -> dict:
     extractor = extractor_for_settings()
     totals: Counter = Counter()
     pending = _pending_ids(tenant=tenant, job=job)
@@ -780,6 +811,7 @@ def _run_job(*, tenant: Tenant, job: Job) -> dict:
                                  episode_vectors=episode_vectors, candidate_vectors=candidate_vectors,
                                  totals=totals)
                     _heartbeat(tenant=tenant, job=job)
+                    turn.keep()
                 prepared = []
                 seconds["write"] += time.perf_counter() - clock
         except BaseException:

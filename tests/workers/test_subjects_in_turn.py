@@ -1,5 +1,5 @@
 """With several worker processes, a subject's extraction jobs still run one after another
-(services/extraction._subjects_in_turn), while other subjects' jobs go on."""
+(services/extraction.SubjectsInTurn), while other subjects' jobs go on."""
 import threading
 import time
 
@@ -56,3 +56,33 @@ def test_a_subjects_job_waits_while_another_job_of_that_subject_runs(tenant_a, a
     assert not waiting.is_alive()
     with as_tenant(tenant_a):
         assert Event.objects.get(tenant=tenant_a, event_id="a2").status == Event.Status.PROCESSED
+
+
+def test_a_wait_past_its_bound_fails_the_attempt_and_leaves_nothing_held(tenant_a, actor, monkeypatch):
+    from datetime import timedelta
+
+    from django.db import OperationalError
+
+    from memoryapp.services import extraction
+
+    monkeypatch.setattr(extraction, "SUBJECT_WAIT", timedelta(seconds=1))
+    _, job = append(tenant_a, "alice", actor, ("a1", "user", "I live in Lisbon."))
+    with as_tenant(tenant_a):
+        alice = Event.objects.get(tenant=tenant_a, event_id="a1").subject_id
+    holder = connections.create_connection("default")
+    try:
+        with holder.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))",
+                           [subject_lock_key(tenant_id=tenant_a.pk, subject_id=alice)])
+        with pytest.raises(OperationalError):
+            run_job_here(tenant_a, job)  # job_run hands the job back for a retry
+    finally:
+        holder.close()
+    with as_tenant(tenant_a):
+        assert Event.objects.get(tenant=tenant_a, event_id="a1").status == Event.Status.PENDING
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")
+        assert cursor.fetchone()[0] == 0
+    run_job_here(tenant_a, job)  # the holder is gone: the retry runs
+    with as_tenant(tenant_a):
+        assert Event.objects.get(tenant=tenant_a, event_id="a1").status == Event.Status.PROCESSED

@@ -205,10 +205,14 @@ class Command(BaseCommand):
         # One extraction process by default: on two cores a second one drained a backlog 8 % faster
         # but took CPU (and a second copy of the model) from the web workers under a mixed load
         # (docs/benchmarks.md, issue 16). More may be asked for; a subject's jobs still run one
-        # after another (services/extraction._subjects_in_turn).
+        # after another (services/extraction.SubjectsInTurn).
         parser.add_argument("--worker-processes", type=int, default=int(os.environ.get("WORKER_CONCURRENCY", "1")))
 
     def handle(self, *args, port, host, web_workers, worker_processes, **options):
+        if worker_processes < 1 or web_workers < 1:
+            # Celery reads --concurrency 0 as "one per core", not as none.
+            raise CommandError("WORKER_CONCURRENCY and WEB_CONCURRENCY (--worker-processes, --web-workers) "
+                               "must be at least 1")
         display_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
         url = f"http://{display_host}:{port}/"
         # Refuse rather than share: two services on one data folder would share its private servers,

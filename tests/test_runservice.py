@@ -342,3 +342,11 @@ def test_no_worker_processes_is_refused_before_anything_starts():
     # Celery would read --concurrency 0 as one process per core.
     with pytest.raises(CommandError, match="at least 1"):
         call_command("runservice", worker_processes=0)
+
+
+def test_a_malformed_process_count_in_the_environment_is_named_not_a_traceback(monkeypatch):
+    from django.core.management import CommandError, call_command
+
+    monkeypatch.setenv("WORKER_CONCURRENCY", "two")
+    with pytest.raises(CommandError, match="WORKER_CONCURRENCY .* must be a whole number, got 'two'"):
+        call_command("runservice")

@@ -2,6 +2,7 @@
 (gunicorn), a Celery worker and Celery beat, restarting any of them that dies, and the embedded
 PostgreSQL and Redis if one of them dies; stops all of them on Ctrl-C or SIGTERM. One service per
 data folder: a second one refuses, naming the first."""
+import argparse
 import ctypes
 import errno
 import os
@@ -195,18 +196,32 @@ def describe_exit(code: int) -> str:
     return f"code {code}"
 
 
+def _whole(variable: str):
+    """argparse's `type` for a whole number set by `variable` or its option."""
+    def parse(text: str) -> int:
+        try:
+            return int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{variable} (or this option) must be a whole number, got {text!r}")
+    return parse
+
+
 class Command(BaseCommand):
     help = "Run the web server, a Celery worker and beat (on the embedded default unless configured)."
 
     def add_arguments(self, parser):
-        parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+        # Defaults are given as the environment's text, so argparse reads them with `type` and a
+        # malformed value ("PORT=80a") is a usage error naming the variable, not a traceback.
+        parser.add_argument("--port", type=_whole("PORT"), default=os.environ.get("PORT") or "8000")
         parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
-        parser.add_argument("--web-workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "2")))
+        parser.add_argument("--web-workers", type=_whole("WEB_CONCURRENCY"),
+                            default=os.environ.get("WEB_CONCURRENCY") or "2")
         # One extraction process by default: on two cores a second one drained a backlog 8 % faster
         # but took CPU (and a second copy of the model) from the web workers under a mixed load
         # (docs/benchmarks.md, issue 16). More may be asked for; a subject's jobs still run one
         # after another (services/extraction.SubjectsInTurn).
-        parser.add_argument("--worker-processes", type=int, default=int(os.environ.get("WORKER_CONCURRENCY", "1")))
+        parser.add_argument("--worker-processes", type=_whole("WORKER_CONCURRENCY"),
+                            default=os.environ.get("WORKER_CONCURRENCY") or "1")
 
     def handle(self, *args, port, host, web_workers, worker_processes, **options):
         if worker_processes < 1 or web_workers < 1:

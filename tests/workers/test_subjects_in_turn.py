@@ -31,18 +31,24 @@ def _run_in_thread(tenant, job):
     return thread
 
 
+def _hold(tenant, event_id):
+    """Another worker's connection holding the subject of `event_id`, as an earlier job of that
+    subject would. Close it to let go (a worker that finishes or dies)."""
+    with as_tenant(tenant):
+        subject_id = Event.objects.get(tenant=tenant, event_id=event_id).subject_id
+    holder = connections.create_connection("default")
+    with holder.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))",
+                       [subject_lock_key(tenant_id=tenant.pk, subject_id=subject_id)])
+    return holder
+
+
 def test_a_subjects_job_waits_while_another_job_of_that_subject_runs(tenant_a, actor):
     append(tenant_a, "alice", actor, ("a1", "user", "I live in Lisbon."))
     _, later = append(tenant_a, "alice", actor, ("a2", "user", "I moved to Porto last week."))
     _, other = append(tenant_a, "bob", actor, ("b1", "user", "I work at Bosch."))
-    with as_tenant(tenant_a):
-        alice = Event.objects.get(tenant=tenant_a, event_id="a2").subject_id
-    # Another worker holds alice: as an earlier job of hers would, from its own connection.
-    holder = connections.create_connection("default")
+    holder = _hold(tenant_a, "a2")  # another worker holds alice
     try:
-        with holder.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))",
-                           [subject_lock_key(tenant_id=tenant_a.pk, subject_id=alice)])
         waiting = _run_in_thread(tenant_a, later)
         run_job_here(tenant_a, other)  # bob's job is not held up
         assert _statuses(tenant_a, "bob") == {"processed"}
@@ -67,13 +73,8 @@ def test_a_wait_past_its_bound_fails_the_attempt_and_leaves_nothing_held(tenant_
 
     monkeypatch.setattr(extraction, "SUBJECT_WAIT", timedelta(seconds=1))
     _, job = append(tenant_a, "alice", actor, ("a1", "user", "I live in Lisbon."))
-    with as_tenant(tenant_a):
-        alice = Event.objects.get(tenant=tenant_a, event_id="a1").subject_id
-    holder = connections.create_connection("default")
+    holder = _hold(tenant_a, "a1")
     try:
-        with holder.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))",
-                           [subject_lock_key(tenant_id=tenant_a.pk, subject_id=alice)])
         with pytest.raises(OperationalError):
             run_job_here(tenant_a, job)  # job_run hands the job back for a retry
     finally:

@@ -325,14 +325,20 @@ def _episode(*, tenant: Tenant, p: Prepared, vector) -> Memory:
     )
 
 
-# One round trip: the episodes of those events, unless a durable memory drawn from the same
-# event is still current (three statements a supersession cost ~3.8 ms of a chat job's write).
-# The events are given as a list, not as a subquery: with a literal array the planner reads the
-# episodes by event (migration 0018) whether or not the tables' statistics are current; a
-# subquery (semi-join or InitPlan) made it read the tenant's every episode while they were not.
+# One statement per event: its episode, unless a durable memory drawn from the same event is
+# still current (three statements a supersession cost ~3.8 ms of a chat job's write).
+# Written so that the planner reads the episode by event (migration 0018), and the durable
+# memories through that event's evidence, whatever the tables' statistics say. Each of these
+# made it read the tenant's whole range of memory_scope_idx instead, a cost that grows with the
+# tenant (tests/workers/test_retire_plan.py):
+# - the events as a subquery (semi-join or InitPlan), or an array of two or more, with no
+#   statistics yet (a new service);
+# - the tenant as a literal, with statistics taken before the tenant had rows (its first import):
+#   they put an unknown tenant's range at about no rows. As `(SELECT %(tenant)s)` it is a
+#   parameter, estimated as an average tenant's share.
 _RETIRE_EPISODES = """
 UPDATE memoryapp_memory m SET status = %(superseded)s, valid_to = %(at)s, superseded_by_id = %(successor)s
-WHERE m.tenant_id = %(tenant)s AND m.source_event_id = ANY(%(events)s)
+WHERE m.tenant_id = (SELECT %(tenant)s::bigint) AND m.source_event_id = ANY(%(events)s)
   AND m.memory_type = %(episodic)s AND m.status = %(active)s
   AND NOT EXISTS (
       SELECT 1 FROM memoryapp_memoryevidence ev
@@ -351,11 +357,15 @@ def _retire_episodes(*, tenant: Tenant, event_ids, successor: Memory, at: dateti
     event_ids = sorted(set(event_ids))
     if not event_ids:
         return 0
+    ids = []
     with connection.cursor() as cursor:
-        cursor.execute(_RETIRE_EPISODES, {
-            "superseded": Memory.Status.SUPERSEDED, "active": Memory.Status.ACTIVE, "episodic": Memory.Type.EPISODIC,
-            "at": at, "successor": successor.pk, "tenant": tenant.pk, "events": event_ids})
-        ids = sorted(row[0] for row in cursor.fetchall())
+        for event_id in event_ids:
+            cursor.execute(_RETIRE_EPISODES, {
+                "superseded": Memory.Status.SUPERSEDED, "active": Memory.Status.ACTIVE,
+                "episodic": Memory.Type.EPISODIC, "at": at, "successor": successor.pk, "tenant": tenant.pk,
+                "events": [event_id]})
+            ids.extend(row[0] for row in cursor.fetchall())
+    ids.sort()
     if not ids:
         return 0
     record(tenant=tenant, actor=WORKER, action="episodes_superseded", subject_ref=subject_ref,

@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from memoryapp import embeddings
 from memoryapp.actors import WORKER
+from memoryapp.bulk_insert import bulk_insert
 from memoryapp.clauses import statement_clauses
 from memoryapp.credential_classifier import (
     KIND as SUSPECTED, MARKER as SUSPECTED_MARKER, could_hold_value, suspects_credential,
@@ -422,7 +423,7 @@ def _apply_chunk(*, tenant: Tenant, prepared: list[Prepared], episode_vectors, c
     )
     episodes = [_episode(tenant=tenant, p=p, vector=episode_vectors[p.event.id])
                 for p in live if p.event.id not in have_episode]
-    Memory.objects.bulk_create(episodes)
+    bulk_insert(Memory, episodes)  # bulk_create's VALUES cost ~0.3 ms of client CPU per episode
     MemoryEvidence.objects.bulk_create(
         [MemoryEvidence(tenant=tenant, memory=m, event_id=m.source_event_id) for m in episodes], ignore_conflicts=True
     )

@@ -11,6 +11,10 @@ of them is (tenant_id, x_id) -> (tenant_id, id) (migrations 0013-0016, RunSQL). 
 single `id` primary key, and the foreign keys between tenant tables are `db_constraint=False`: the
 database's composite constraint stands in for Django's single-column one, which would need `id`
 alone to be unique. tests/memoryapp/test_citus_readiness.py holds the rule.
+
+So tenant_id needs no index of its own on those tables: the primary key serves every read by
+tenant. A second, one-column index was only a smaller one for the planner to prefer, and while
+the statistics did not know a tenant yet it did, for lookups by id or by event (migration 0019).
 """
 import uuid
 
@@ -92,7 +96,7 @@ class Subject(models.Model):
         # Marked before an erasure deletes anything, so nothing new is written or returned.
         ERASING = "erasing"
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, db_index=False)  # the primary key leads with it
     external_id = models.CharField(max_length=200)
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.USER)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
@@ -141,7 +145,7 @@ class Event(models.Model):
         FAILED = "failed"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, db_index=False)  # the primary key leads with it
     subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="events", db_constraint=False)
     event_id = models.CharField(max_length=200)
     seq = models.BigIntegerField()
@@ -214,7 +218,7 @@ class Memory(models.Model):
         SPECIAL = "special"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, db_index=False)  # the primary key leads with it
     subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="memories", db_constraint=False)
     memory_type = models.CharField(max_length=12, choices=Type.choices, default=Type.SEMANTIC)
     namespace = models.CharField(max_length=300, blank=True, default="")
@@ -304,7 +308,7 @@ class MemoryChange(models.Model):
     store can answer "what did we believe at known_at": a version's state at a recorded time is
     the `status`/`valid_to` of its first change after that time, or its current state if none."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, db_index=False)  # the primary key leads with it
     memory = models.ForeignKey("Memory", on_delete=models.CASCADE, related_name="changes", db_constraint=False)
     changed_at = models.DateTimeField()
     status = models.CharField(max_length=20)
@@ -317,7 +321,7 @@ class MemoryChange(models.Model):
 class MemoryEvidence(models.Model):
     """A memory's source events (lineage to the raw record)."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, db_index=False)  # the primary key leads with it
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="evidence_links", db_constraint=False)
     # Indexed by evidence_of_event_idx (event first, then tenant), not by a one-column index of its own.
     event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="evidence_links", db_constraint=False,
@@ -335,7 +339,7 @@ class MemoryEvidence(models.Model):
 class MemoryLineage(models.Model):
     """A derived memory (summary, consolidation, profile) and one memory it was derived from."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, db_index=False)  # the primary key leads with it
     derived = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="source_links", db_constraint=False)
     source = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="derived_links", db_constraint=False)
     kind = models.CharField(max_length=30, default="derived")
@@ -364,7 +368,7 @@ class Job(models.Model):
         FAILED = "failed"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, db_index=False)  # the primary key leads with it
     # The subject's external id, kept as text: a deletion job outlives the subject it erased.
     subject_ref = models.CharField(max_length=200, blank=True, default="")
     # Which Subject row (which person) the job was about: an id can be reused after an erasure,
@@ -408,7 +412,7 @@ class AuditEntry(models.Model):
         WORKER = "worker"
         SYSTEM = "system"
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, db_index=False)  # the primary key leads with it
     # Null until sealed.
     seq = models.BigIntegerField(null=True, blank=True)
     actor_kind = models.CharField(max_length=10, choices=ActorKind.choices)
@@ -458,7 +462,7 @@ class AuditChain(models.Model):
 
 class ApiKey(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, db_index=False)  # the primary key leads with it
     # Bound keys name their subject by external id, so erasing and re-creating it keeps the bond.
     subject_ref = models.CharField(max_length=200, blank=True, default="")
     name = models.CharField(max_length=200, blank=True, default="")
@@ -485,7 +489,7 @@ class ApiKey(models.Model):
 class ReadAudit(models.Model):
     """Which key read which memories, for which query hash: never the query or the content."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, db_index=False)  # the primary key leads with it
     actor = models.CharField(max_length=200)
     subject_ref = models.CharField(max_length=200)
     operation = models.CharField(max_length=20)
@@ -509,7 +513,7 @@ class ReadAudit(models.Model):
 
 class ExportFile(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, db_index=False)  # the primary key leads with it
     subject_ref = models.CharField(max_length=200)
     # The Subject row it was made from (see Job.subject_row_id).
     subject_row_id = models.BigIntegerField(null=True, blank=True)
@@ -531,7 +535,7 @@ class ExportFile(models.Model):
 class IdempotencyRecord(models.Model):
     """The stored answer to an explicit write sent with an Idempotency-Key header."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, db_index=False)  # the primary key leads with it
     scope = models.CharField(max_length=200)
     key = models.CharField(max_length=200)
     request_hash = models.CharField(max_length=64)
@@ -560,7 +564,7 @@ class SignInLink(models.Model):
     """A short-lived, single-use console sign-in link minted by a tenant's backend."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, db_index=False)  # the primary key leads with it
     subject_ref = models.CharField(max_length=200)
     # Unique per tenant here, across tenants in TenantRoute (see ApiKey.prefix).
     token_hash = models.CharField(max_length=64)

@@ -350,6 +350,31 @@ RETURNING m.id
 """
 
 
+# Which of a chunk's events already have their episode (a retried chunk): one probe per event
+# (OFFSET 0 keeps the EXISTS a per-event subplan), read through memory_episode_of_event_idx.
+# With statistics that did not know the tenant yet (its first import), the ORM's IN list, and
+# this probe with the tenant a literal, read the tenant's whole range of memories through the
+# primary key instead, a cost that grows with the tenant; with the tenant as `(SELECT ...)` the
+# planner took the event's index (tests/workers/test_unknown_tenant_plans.py). Observed, like
+# _RETIRE_EPISODES above, not derived: check the test before copying the form elsewhere.
+_EVENTS_WITH_AN_EPISODE = """
+SELECT e.id FROM unnest(%(events)s::uuid[]) AS e(id)
+WHERE EXISTS (SELECT 1 FROM memoryapp_memory m
+              WHERE m.source_event_id = e.id AND m.tenant_id = (SELECT %(tenant)s::bigint)
+                AND m.memory_type = %(episodic)s
+              OFFSET 0)
+"""
+
+
+def _events_with_an_episode(*, tenant: Tenant, event_ids: list) -> set:
+    if not event_ids:
+        return set()
+    with connection.cursor() as cursor:
+        cursor.execute(_EVENTS_WITH_AN_EPISODE,
+                       {"events": event_ids, "tenant": tenant.pk, "episodic": Memory.Type.EPISODIC})
+        return {row[0] for row in cursor.fetchall()}
+
+
 def _retire_episodes(*, tenant: Tenant, event_ids, successor: Memory, at: datetime, record, subject_ref: str) -> int:
     """An episode stating a value that no longer holds stops being current with it, so a
     current query does not find the old statement through its raw copy. Only when every
@@ -417,10 +442,7 @@ def _apply_chunk(*, tenant: Tenant, prepared: list[Prepared], episode_vectors, c
     subjects = batch.lock_subjects(subject_ids={p.event.subject_id for p in mine})
     erasing = {s.pk for s in subjects if s.status == Subject.Status.ERASING}
     live = [p for p in mine if p.event.subject_id not in erasing]
-    have_episode = set(
-        Memory.objects.filter(tenant=tenant, source_event_id__in=[p.event.id for p in live],
-                              memory_type=Memory.Type.EPISODIC).values_list("source_event_id", flat=True)
-    )
+    have_episode = _events_with_an_episode(tenant=tenant, event_ids=[p.event.id for p in live])
     episodes = [_episode(tenant=tenant, p=p, vector=episode_vectors[p.event.id])
                 for p in live if p.event.id not in have_episode]
     bulk_insert(Memory, episodes)  # bulk_create's VALUES cost ~0.3 ms of client CPU per episode

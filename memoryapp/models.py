@@ -14,7 +14,8 @@ alone to be unique. tests/memoryapp/test_citus_readiness.py holds the rule.
 
 So tenant_id needs no index of its own on those tables: the primary key serves every read by
 tenant. A second, one-column index was only a smaller one for the planner to prefer, and while
-the statistics did not know a tenant yet it did, for lookups by id or by event (migration 0019).
+the statistics did not know a tenant yet it did, for lookups by id, by event or by job
+(migration 0019).
 """
 import uuid
 

@@ -5,8 +5,8 @@ a second copy to write on every insert. It also misled the planner: as the small
 tenant_id it won whenever the tenant's range was estimated at about no rows (statistics taken
 before the tenant had rows, migration 0020), and a memory's evidence, the audit chain's sealing
 and `UPDATE memory ... WHERE id = X` read the tenant's whole range through it instead of the
-primary key or the index made for them (tests/workers/test_unknown_tenant_plans.py; the last can
-still tie the primary key with memory_scope_idx, which the test leaves out).
+primary key or the index made for them (tests/workers/test_unknown_tenant_plans.py; the last
+could still tie the primary key with memory_scope_idx: services/memories.py, _this_memory).
 
 Dropped concurrently, outside a transaction, by catalogue lookup (Django names the index with a
 hash): AlterField alone would also drop and re-add each table's foreign key to the tenant, a

@@ -19,10 +19,8 @@ memoryapp_memory keeps them: search plans a subject's candidates on them. Withou
 with this migration covering memories too) a search at a subject's cap of 10,000 chose a bitmap
 scan and nested loops over a sequential scan and hash joins: slower in each of three alternating
 pairs, by 0.2-3.1 ms at p50 (2-16 ms on a slower machine); with them kept, its plans are the same
-as before node for node (docs/benchmarks.md). The write path's lookups of memories by event give
-the tenant as a parameter instead (services/extraction.py). An UPDATE of one memory by id is still
-open: for a tenant the memories' statistics do not know, the primary key and memory_scope_idx
-tie, and the scope index reads the tenant's range when it wins.
+as before node for node (docs/benchmarks.md). The write path's statements on memories by event or
+by id give the tenant as a parameter instead (services/extraction.py, services/memories.py).
 
 A column's statistics are not removed by ANALYZE once its target is 0, only no longer updated,
 so the stale sample (the very one that misleads) would stay for good. Deleting it from

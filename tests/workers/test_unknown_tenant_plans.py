@@ -64,9 +64,9 @@ def test_a_tenant_unknown_to_the_statistics_is_read_by_what_each_statement_asks(
         ingest(tenant_b, "bob", actor, *_items(f"b{round_}-", _texts(200, round_), 300 * round_))
     with connections["owner"].cursor() as cursor:  # the app's role may not analyze
         # Between indexes estimated alike, which one the planner keeps follows the order they
-        # were built in: memory_scope_idx rebuilt after the primary key won the tie for an UPDATE
-        # of one memory by id and read the tenant's range (as after a REINDEX CONCURRENTLY; seen
-        # here after the whole suite). The test must not depend on that order.
+        # were built in: memory_scope_idx, once rebuilt after the primary key, won the tie for an
+        # UPDATE of one memory by id and read the tenant's range (as after a REINDEX
+        # CONCURRENTLY; seen here after the whole suite). The test must not depend on that order.
         cursor.execute("DROP INDEX memory_scope_idx")
         cursor.execute("CREATE INDEX memory_scope_idx ON memoryapp_memory (tenant_id, subject_id, status)")
         cursor.execute("ANALYZE")

@@ -234,10 +234,13 @@ SELECT p.id, p.sim, p.bm25, e.session_id, e.seq, e.speaker,
             WHEN p.asks OR p.statement ~* %(question_opens)s
             THEN p.statement !~* %(self_words)s ELSE false END AS impersonal
 FROM pool p
--- A memory's source event belongs to its subject (looked up by index, as in near).
-LEFT JOIN LATERAL (SELECT e.session_id, e.seq, e.speaker, e.role FROM memoryapp_event e
-                   WHERE e.id = p.source_event_id AND e.tenant_id = %(tenant)s AND e.subject_id = p.subject_id
-                   OFFSET 0) e ON true
+-- A memory's source event, looked up by its key (as in near), and only if it belongs to the
+-- memory's subject. (That test stays outside the lookup: inside it, statistics that have not
+-- yet seen the subject's events, as in a first import, put the subject at one event, and the
+-- planner read all of them through the subject's index for each row of the pool.)
+LEFT JOIN LATERAL (SELECT e.subject_id, e.session_id, e.seq, e.speaker, e.role FROM memoryapp_event e
+                   WHERE e.id = p.source_event_id AND e.tenant_id = %(tenant)s
+                   OFFSET 0) e ON e.subject_id = p.subject_id
 ORDER BY p.pre DESC, p.id
 """
 

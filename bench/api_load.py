@@ -147,6 +147,14 @@ def tree_cpu_seconds(root: int) -> float:
     return total
 
 
+def analyze(url: str) -> None:
+    """Statistics for the seeded tables, as autovacuum gives a service in use within a minute."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ANALYZE")
+
+
 def postmaster_pid(url: str) -> int:
     """The PostgreSQL server's main process (the parent of a backend of ours)."""
     import psutil
@@ -209,7 +217,7 @@ def bench_service(*, database: str, tenant: str, key_name: str, prefix: str, wor
         wait_ready(port)
         if info is not None:
             info.update(gunicorn=gunicorn.pid, worker=celery.pid if celery else None,
-                        postgres=postmaster_pid(db_url), worker_log=os.path.join(tmp, "worker.log"))
+                        postgres=postmaster_pid(db_url), db_url=db_url, worker_log=os.path.join(tmp, "worker.log"))
         yield port, key
     finally:
         if celery is not None:
@@ -309,6 +317,9 @@ def main() -> int:
                         help="an environment variable for the service (repeatable), e.g. MEMORY_EMBEDDER=torch")
     parser.add_argument("--memories", type=int, default=200, help="memories seeded across the subjects")
     parser.add_argument("--database", default="bench_api")
+    parser.add_argument("--no-analyze", dest="analyze", action="store_false",
+                        help="drive without statistics on the seeded tables (a new database before autovacuum's "
+                             "first pass; the default runs ANALYZE after seeding, as a service in use has them)")
     parser.add_argument("--worker-processes", type=int, default=WORKER_PROCESSES,
                         help="Celery worker processes (default: runservice's, WORKER_CONCURRENCY or 1)")
     args = parser.parse_args()
@@ -317,7 +328,7 @@ def main() -> int:
     info: dict = {}
     with bench_service(database=args.database, tenant="bench", key_name="api_load", prefix="api-load-",
                        workers=args.workers, threads=args.threads, code=os.path.abspath(args.code), worker=True,
-                       worker_processes=args.worker_processes,
+                          worker_processes=args.worker_processes,
                        info=info, extra_env=dict(e.split("=", 1) for e in args.env)) as (port, key):
         api = Api(port, key, timeout=180)  # the first request in each worker loads the model
         print(f"gunicorn on 127.0.0.1:{port} ({args.workers} workers x {args.threads} threads); seeding...", flush=True)
@@ -335,6 +346,8 @@ def main() -> int:
             if job and job.get("status") in ("succeeded", "failed"):
                 break
             time.sleep(0.2)
+        if args.analyze:
+            analyze(info["db_url"])
         for i, query in enumerate(QUERIES):  # the first requests of each kind pay for nothing cold
             api.call("POST", f"subjects/{SUBJECTS[i % len(SUBJECTS)]}/context", {"query": query})
         print(f"driving {args.clients} clients for {args.duration:.0f} s "

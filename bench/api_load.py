@@ -4,9 +4,11 @@ searches, context builds, event appends and explicit writes under N closed-loop 
     .venv/bin/python bench/api_load.py [--clients 32] [--duration 20] [--workers 2] [--threads 8]
                                        [--mix search=35,context=35,events=20,write=10] [--code DIR]
 
-It uses its own database (`bench_api`, migrated on the embedded PostgreSQL or DATABASE_URL's
-server) and its own private Redis, so it never touches the app's data or another run's queues;
-it starts gunicorn on a free 127.0.0.1 port, mints a key, seeds memories, drives the clients
+It uses its own database (`bench_api`, created afresh and migrated on the embedded PostgreSQL
+or DATABASE_URL's server, so no run measures what an earlier one left) and its own private
+Redis, so it never touches the app's data or another run's queues; it starts gunicorn on a free
+127.0.0.1 port, mints a key, seeds memories and each subject's history of events (`--history`),
+runs ANALYZE (as autovacuum would for a service in use; `--no-analyze` skips it), drives the clients
 (threads with keep-alive http.client connections) for a bounded time, prints requests/s,
 p50/p95/p99 and errors per operation, and stops everything it started. The per-key throttle
 is lifted for the run (API_THROTTLE_RATE) so the numbers measure the service, not the limit.
@@ -69,10 +71,14 @@ def owner_url() -> str:
     return embedded.start_postgres()
 
 
-def bench_database(url: str, name: str) -> str:
+def bench_database(url: str, name: str, fresh: bool = False) -> str:
+    """The bench's own database on the server of `url`, created if missing; `fresh`: dropped and
+    created again first, so nothing a previous run left behind is measured."""
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
+        if fresh:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is None:
             conn.execute(f'CREATE DATABASE "{name}"')
     parts = urlparse(url)
@@ -185,12 +191,12 @@ def start_worker(code: str, env: dict, log: str, processes: int = WORKER_PROCESS
 @contextlib.contextmanager
 def bench_service(*, database: str, tenant: str, key_name: str, prefix: str, workers: int = 1, threads: int = 4,
                   extra_env: dict | None = None, code: str = ROOT, worker: bool = False, info: dict | None = None,
-                  worker_processes: int = WORKER_PROCESSES):
+                  worker_processes: int = WORKER_PROCESSES, fresh: bool = False):
     """A real gunicorn (the project's config) over a migrated bench database and a private
     redis-server, with one API key of a fresh tenant: yields (port, raw key) and stops both
     whatever happens. Shared by the load and overhead benches. `code`: the checkout served;
     `worker`: also run a Celery worker; `info` receives the servers' PIDs."""
-    db_url = bench_database(owner_url(), database)
+    db_url = bench_database(owner_url(), database, fresh=fresh)
     tmp = tempfile.mkdtemp(prefix=prefix)
     redis, redis_url = start_redis(tmp)
     env = {**os.environ, "DATABASE_URL": db_url, "REDIS_URL": redis_url, "API_THROTTLE_RATE": "100000000/min",
@@ -285,15 +291,18 @@ def run_clients(port: int, key: str, clients: int, duration: float, mix: dict[st
             path, body, expected = request(op, rng, n, i, rng.choice(SUBJECTS))
             started = time.perf_counter()
             try:
-                status, _ = api.call("POST", path, body)
+                status, answer = api.call("POST", path, body)
                 ok = status == expected
-            except Exception:
-                ok = False
+                failure = f"{status} {json.dumps(answer)[:300]}"
+            except Exception as exc:
+                ok, failure = False, repr(exc)
             elapsed = time.perf_counter() - started
             with lock:
                 latencies[op].append(elapsed)
                 if not ok:
                     errors[op] += 1
+                    if sum(errors.values()) <= 5:  # what went wrong, not only how often
+                        print(f"  error: {op} after {elapsed * 1000:.0f} ms: {failure}", flush=True)
 
     threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
     started = time.monotonic()
@@ -317,6 +326,7 @@ def main() -> int:
                         help="an environment variable for the service (repeatable), e.g. MEMORY_EMBEDDER=torch")
     parser.add_argument("--memories", type=int, default=200, help="memories seeded across the subjects")
     parser.add_argument("--database", default="bench_api")
+    parser.add_argument("--history", type=int, default=30, help="events seeded per subject before the run")
     parser.add_argument("--no-analyze", dest="analyze", action="store_false",
                         help="drive without statistics on the seeded tables (a new database before autovacuum's "
                              "first pass; the default runs ANALYZE after seeding, as a service in use has them)")
@@ -328,7 +338,7 @@ def main() -> int:
     info: dict = {}
     with bench_service(database=args.database, tenant="bench", key_name="api_load", prefix="api-load-",
                        workers=args.workers, threads=args.threads, code=os.path.abspath(args.code), worker=True,
-                          worker_processes=args.worker_processes,
+                          worker_processes=args.worker_processes, fresh=True,
                        info=info, extra_env=dict(e.split("=", 1) for e in args.env)) as (port, key):
         api = Api(port, key, timeout=180)  # the first request in each worker loads the model
         print(f"gunicorn on 127.0.0.1:{port} ({args.workers} workers x {args.threads} threads); seeding...", flush=True)
@@ -337,15 +347,26 @@ def main() -> int:
                                     {"statement": f"{FACTS[i % len(FACTS)]} (note {i})"})
             if status != 201:
                 raise SystemExit(f"seeding failed: {status} {body}")
-        # The worker loads its model on its first job: one event, extracted before the clock starts.
-        status, body = api.call("POST", f"subjects/{SUBJECTS[0]}/events",
-                                {"event_id": f"warm-up-{time.time_ns()}", "role": "user", "content": FACTS[0]})
-        warm_deadline = time.monotonic() + 180
-        while body.get("job") and time.monotonic() < warm_deadline:
-            status, job = api.call("GET", f"jobs/{body['job']}")
-            if job and job.get("status") in ("succeeded", "failed"):
-                break
-            time.sleep(0.2)
+        # Each subject's history before the clock starts, one batch of events each, extracted (the
+        # worker loads its model on its first job): a service in use has events behind every
+        # subject, and the statistics below should know them.
+        jobs = []
+        for s, subject in enumerate(SUBJECTS):
+            count = max(args.history, 1) if s == 0 else args.history
+            if count:
+                events = [{"event_id": f"history-{time.time_ns()}-{j}", "role": "user",
+                           "content": f"{FACTS[(s + j) % len(FACTS)]} (said {j})"} for j in range(count)]
+                status, body = api.call("POST", f"subjects/{subject}/events", {"events": events})
+                if status != 202:
+                    raise SystemExit(f"seeding events failed: {status} {body}")
+                jobs.append(body.get("job"))
+        warm_deadline = time.monotonic() + 300
+        for job_id in filter(None, jobs):
+            while time.monotonic() < warm_deadline:
+                status, job = api.call("GET", f"jobs/{job_id}")
+                if job and job.get("status") in ("succeeded", "failed"):
+                    break
+                time.sleep(0.2)
         if args.analyze:
             analyze(info["db_url"])
         for i, query in enumerate(QUERIES):  # the first requests of each kind pay for nothing cold

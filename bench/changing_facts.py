@@ -267,7 +267,7 @@ def run(args) -> None:
                 with transaction.atomic():
                     tenant_activate(tenant=tenant)
                     hits = memory_search(tenant=tenant, subject_ref=subject, query=question, k=max(KS),
-                                         query_embedding=qvec, record_access=False)
+                                         query_embedding=qvec)
                 for k in KS:
                     shown = set().union(*[evmap.get(h.memory.pk, set()) for h in hits[:k]]) if hits else set()
                     verdict = classify(shown, current, outdated)

@@ -260,8 +260,7 @@ def run(args) -> dict:
             with transaction.atomic():
                 tenant_activate(tenant=tenant)
                 trace.clear()
-                hits = memory_search(tenant=tenant, subject_ref=subject, query=question, k=max(KS),
-                                     record_access=False)
+                hits = memory_search(tenant=tenant, subject_ref=subject, query=question, k=max(KS))
                 if args.dump and trace.get("sig") is not None:
                     dump.write(json.dumps(dump_record(trace, evidence, turns, question, attr, changed, when)) + "\n")
                 built = context_build(tenant=tenant, subject_ref=subject, query=question, token_budget=1000)
@@ -287,8 +286,7 @@ def run(args) -> dict:
                 middle = when[old] + (when[new] - when[old]) / 2
                 with transaction.atomic():
                     tenant_activate(tenant=tenant)
-                    then = memory_search(tenant=tenant, subject_ref=subject, query=question, k=1, as_of=middle,
-                                         record_access=False)
+                    then = memory_search(tenant=tenant, subject_ref=subject, query=question, k=1, as_of=middle)
                 shown = evidence.get(then[0].memory.pk, set()) if then else set()
                 as_of["asked"] += 1
                 as_of["old version shown"] += int(old in shown)

@@ -265,7 +265,7 @@ def run(args) -> None:
         wait_processed(tenant, subjects, len(texts))
         with transaction.atomic():
             tenant_activate(tenant=tenant)
-            last = memory_search(tenant=tenant, subject_ref=subjects[-1], query=texts[-1], k=1, record_access=False)
+            last = memory_search(tenant=tenant, subject_ref=subjects[-1], query=texts[-1], k=1)
         elapsed = time.perf_counter() - t0
         cpu = {"worker": tree_cpu_seconds(worker.pid) - cpu_before["worker"],
                "database": tree_cpu_seconds(postgres) - cpu_before["database"]}

@@ -52,7 +52,7 @@ def main(argv=None) -> None:
                 with transaction.atomic():
                     tenant_activate(tenant=tenant)
                     hits = module.memory_search(tenant=tenant, subject_ref=conv.sample_id, query=q.question,
-                                                k=SEARCH_K, query_embedding=qvecs[qi], record_access=False)
+                                                k=SEARCH_K, query_embedding=qvecs[qi])
                 ids[name] = [h.memory.pk for h in hits]
                 ranks[name][qi] = hits_to_turns(ids[name], evmap)
             top = set(ids["before"][:10])

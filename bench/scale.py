@@ -539,8 +539,7 @@ def explain_search(tenant, ref: str, query: str, vector) -> str:
 
     with transaction.atomic():
         with connection.execute_wrapper(capture):
-            memory_search(tenant=tenant, subject_ref=ref, query=query, k=10, query_embedding=vector,
-                          record_access=False)
+            memory_search(tenant=tenant, subject_ref=ref, query=query, k=10, query_embedding=vector)
     # The ranking statement (retrieval._SQL) is the one that reads the memory table; the others
     # are small. Under load any statement can be the slowest once, so pick it by what it is.
     ranking = [s for s in seen if "scope AS" in s[1]]

@@ -867,14 +867,15 @@ def search_text(*, tenant: Tenant, subject_ref: str, query: str, info: QueryInfo
 def memory_search(
     *, tenant: Tenant, subject_ref: str, query: str, k: int = 5, as_of: datetime | None = None,
     memory_types: list[str] | None = None, namespace: str | None = None, include_superseded: bool = False,
-    min_score: float | None = None, query_embedding: np.ndarray | None = None, record_access: bool = True,
+    min_score: float | None = None, query_embedding: np.ndarray | None = None,
     policy: ReadPolicy = AGENT_DEFAULT, working_namespace: str | None = None, known_at: datetime | None = None,
 ) -> list[SearchHit]:
     """The subject's best memories for `query`, best first. Needs an open transaction (the
     request's or the caller's): it binds it to `tenant` for row-level security.
 
     Two round trips whatever `k`: the tenant binding with the ranking query, then the hits' rows
-    with their relations and the access count (selectors/hits.py); a third, small one when the
+    with their relations (selectors/hits.py; it counts no access: the read audit does, folded in
+    by the worker, services/accesses.py); a third, small one when the
     query names someone (search_terms). `query_embedding`, if given, is the embedding of
     search_text(query). `policy`: sensitivity and purpose (readpolicy.py); `working_namespace`:
     the namespace the caller works in, where the narrowest applicable version of a keyed fact
@@ -933,8 +934,7 @@ def memory_search(
     order = one_per_event(sig, order, k) if not include_superseded else order[:k].tolist()
     if not order:
         return []
-    memories = memories_for_hits(tenant=tenant, ids=[sig.ids[i] for i in order],
-                                 accessed_at=now if record_access else None)
+    memories = memories_for_hits(tenant=tenant, ids=[sig.ids[i] for i in order])
     hits = []
     for i in order:
         memory = memories.get(sig.ids[i])

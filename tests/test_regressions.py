@@ -190,7 +190,7 @@ def test_embedding_model_upgrade_reindex_golden_set_does_not_drift(tenant_a, act
               "What car does the user drive?": "Skoda", "Which sport does the user like?": "fencing"}
 
     def top3():
-        return {q: [h.memory.pk for h in _search(tenant_a, "alice", q, k=3, record_access=False)] for q in golden}
+        return {q: [h.memory.pk for h in _search(tenant_a, "alice", q, k=3)] for q in golden}
 
     before = top3()
     for query, answer in golden.items():

@@ -31,6 +31,10 @@ app.conf.beat_schedule = {
     # seals what a process that died in between left, so verification never waits long for it.
     "seal-audit": {"task": "workers.tasks.run_periodic", "schedule": 60.0, "args": ["seal_audit"],
                    "options": {"expires": 60.0}},
+    # Reads are added to their memories' access counts here, not in the read (services/accesses.py):
+    # every 30 s keeps the counts that recent without a read ever waiting for a row lock.
+    "fold-accesses": {"task": "workers.tasks.run_periodic", "schedule": 30.0, "args": ["fold_accesses"],
+                      "options": {"expires": 30.0}},
     # Expiry must bite soon after `expires_at`; search filters expired rows anyway, so this only
     # moves their status and audits it. Every 5 minutes is plenty.
     "expire-memories": {"task": "workers.tasks.run_periodic", "schedule": 300.0, "args": ["forgetting"]},

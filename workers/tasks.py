@@ -26,6 +26,7 @@ PERIODIC = {
     "consolidation": "memoryapp.services.consolidation:consolidation_sweep",
     "purge_exports": "memoryapp.services.export:export_purge_expired",
     "seal_audit": "memoryapp.services.audit:audit_seal_all",
+    "fold_accesses": "memoryapp.services.accesses:accesses_fold_all",
 }
 
 

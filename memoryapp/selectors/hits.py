@@ -2,16 +2,15 @@
 
 Search ranks ids; its callers then need each memory with what `memory_json` shows: the subject,
 the source event, what superseded it, and its evidence, supersedes and derived-from ids. Loading
-those through the ORM (select_related plus three prefetches, and the access-count UPDATE) costs
-five round trips and a query compilation each; on a busy two-core machine every round trip waits
-for the server to be scheduled, so this fetches everything, and counts the access, in one.
+those through the ORM (select_related plus three prefetches) costs four round trips and a query
+compilation each; on a busy two-core machine every round trip waits for the server to be
+scheduled, so this fetches everything in one.
 
 The instances it returns behave like rows of `memory_queryset()` for everything `memory_json`
 and the context builder read, without further queries. Columns nobody on the search path reads
 (the embedding and search vector, an event's content) are deferred: Django loads them on first
 access, correctly, one query each.
 """
-from datetime import datetime
 
 from django.db import connection
 from django.db.models import Model, QuerySet
@@ -57,18 +56,6 @@ LEFT JOIN LATERAL (
 WHERE m.tenant_id = %(tenant)s AND m.id = ANY(%(ids)s::uuid[]) AND NOT m.erasing
 """
 
-# The access count, in the same statement: a data-modifying CTE runs exactly once whether or not
-# the SELECT reads it, and the SELECT still sees the rows as they were before it (as the ORM
-# read-then-update did). It touches exactly the rows the SELECT returns.
-_TOUCH = """
-WITH touched AS (
-    UPDATE memoryapp_memory t SET access_count = t.access_count + 1, last_accessed_at = %(accessed_at)s
-    WHERE t.tenant_id = %(tenant)s AND t.id = ANY(%(ids)s::uuid[]) AND NOT t.erasing
-      AND EXISTS (SELECT 1 FROM memoryapp_subject s WHERE s.id = t.subject_id AND s.status = 'active')
-    RETURNING t.id
-)"""
-
-
 class LoadedRelation(QuerySet):
     """One memory's relation (evidence, supersedes, derived_from) with the rows the search
     statement loaded, standing where Django's prefetch leaves a queryset. Reading it costs no
@@ -102,6 +89,10 @@ class LoadedRelation(QuerySet):
 
     def _clone(self):
         return self.relation()._clone()
+
+    def __deepcopy__(self, memo):
+        # QuerySet's own makes an instance with no arguments; a copy drops the rows anyway.
+        return self.relation()
 
 
 _RELATED = {"evidence": Event, "supersedes": Memory, "derived_from": Memory}
@@ -178,16 +169,15 @@ def _build(row: tuple, subjects: dict, db: str) -> Memory:
     return memory
 
 
-def memories_for_hits(*, tenant: Tenant, ids: list, accessed_at: datetime | None = None) -> dict:
+def memories_for_hits(*, tenant: Tenant, ids: list) -> dict:
     """{pk: Memory} for those of `ids` still readable (not being erased, subject not being erased),
-    with the relations `memory_json` reads already loaded. With `accessed_at`, the same statement
-    adds one to each returned memory's access count and sets its last access (what forgetting
-    reads). The caller has bound the transaction to `tenant` (row-level security)."""
+    with the relations `memory_json` reads already loaded. It writes nothing: the read's access
+    counts come from its read audit row (services/accesses.py). The caller has bound the
+    transaction to `tenant` (row-level security)."""
     if not ids:
         return {}
-    sql = (_TOUCH + _SELECT) if accessed_at is not None else _SELECT
     with connection.cursor() as cursor:
-        cursor.execute(sql, {"tenant": tenant.pk, "ids": list(ids), "accessed_at": accessed_at})
+        cursor.execute(_SELECT, {"tenant": tenant.pk, "ids": list(ids)})
         rows = cursor.fetchall()
     subjects: dict = {}
     return {memory.pk: memory for memory in (_build(row, subjects, connection.alias) for row in rows)}

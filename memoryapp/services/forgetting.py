@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from memoryapp.actors import Actor
 from memoryapp.models import Job, Memory, SourceKind, Subject, Tenant
+from memoryapp.services.accesses import accesses_fold
 from memoryapp.services.audit import audit_record
 from memoryapp.services.jobs import job_create, job_progress
 from memoryapp.tenancy import tenant_activate
@@ -80,6 +81,7 @@ def forgetting_apply(*, tenant: Tenant, subject_ref: str | None = None, job: Job
     expired = _expire(tenant=tenant, subject_ref=subject_ref, now=now)
     if job is not None:
         job_progress(job_id=job.id, done=1, total=2)
+    accesses_fold(tenant=tenant)  # the cap weighs how often each memory was recalled: count up to now
     archived = _cap(tenant=tenant, subject_ref=subject_ref, now=now, cap=cap)
     if job is not None:
         job_progress(job_id=job.id, done=2)

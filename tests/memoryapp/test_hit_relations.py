@@ -76,3 +76,13 @@ def test_querying_again_through_a_relation_stays_on_that_memory(tenant_a, two_pe
     assert Memory.objects.get(pk=alice["old"].pk).importance == 0.11
     assert Memory.objects.get(pk=bob["old"].pk).importance != 0.11
     assert derived.derived_from.all().filter(statement__contains="bob").update(importance=0.12) == 0
+
+
+def test_a_copied_hit_keeps_its_relation_filtered(tenant_a, two_people):
+    import copy
+
+    alice = two_people["alice"]
+    tenant_activate(tenant=tenant_a)
+    new = memories_for_hits(tenant=tenant_a, ids=[alice["new"].pk])[alice["new"].pk]
+    copied = copy.deepcopy(new)
+    assert [m.pk for m in copied.supersedes.all()] == [alice["old"].pk]

@@ -16,8 +16,8 @@ def test_a_second_search_parses_no_statement_anew(tenant_a, actor, monkeypatch):
     parsed = []
     monkeypatch.setattr(_queries, "_split_query", lambda query, *args, **kw: parsed.append(len(query)) or split(query, *args, **kw))
     with as_tenant(tenant_a):
-        memory_search(tenant=tenant_a, subject_ref="alice", query="what do I keep?", record_access=False)
+        memory_search(tenant=tenant_a, subject_ref="alice", query="what do I keep?")
         parsed.clear()  # (the first may parse: another test may not have searched before)
-        hits = memory_search(tenant=tenant_a, subject_ref="alice", query="what do I keep?", record_access=False)
+        hits = memory_search(tenant=tenant_a, subject_ref="alice", query="what do I keep?")
     assert hits and "bees" in hits[0].memory.statement
     assert parsed == []

@@ -95,9 +95,9 @@ def test_a_later_statement_that_the_fact_changed_answers_first(tenant_a, actor, 
     ingest(tenant_a, "alice", actor, *[
         (f"e{i}", "user", text, None, T0 + timedelta(days=20 * i)) for i, text in enumerate(turns)])
     with as_tenant(tenant_a):
-        hits = memory_search(tenant=tenant_a, subject_ref="alice", query=query, k=5, record_access=False)
+        hits = memory_search(tenant=tenant_a, subject_ref="alice", query=query, k=5)
         with_history = memory_search(tenant=tenant_a, subject_ref="alice", query=query, k=5,
-                                     record_access=False, include_superseded=True)
+                                     include_superseded=True)
     new_first = hits[0].memory.source_event.content
     assert new_first == new, [(h.memory.statement, h.details) for h in hits]
     # The older statement stays findable right after it, marked as answered by the newer one.
@@ -105,8 +105,7 @@ def test_a_later_statement_that_the_fact_changed_answers_first(tenant_a, actor, 
     assert all("answered_later_by" not in h.details for h in with_history)
     # Between the two statements, the older one was the answer.
     with as_tenant(tenant_a):
-        then = memory_search(tenant=tenant_a, subject_ref="alice", query=query, k=5, record_access=False,
-                             as_of=T0 + timedelta(days=20 * 13 - 1))
+        then = memory_search(tenant=tenant_a, subject_ref="alice", query=query, k=5, as_of=T0 + timedelta(days=20 * 13 - 1))
     assert then[0].memory.source_event.content == old
     assert all(h.memory.source_event.content != new for h in then)
 
@@ -123,7 +122,7 @@ def test_an_explicit_write_without_a_key_that_changes_a_preference_answers_first
                      draft=MemoryDraft(statement=text, valid_from=when))
     with as_tenant(tenant_a):
         hits = memory_search(tenant=tenant_a, subject_ref="alice", query="What does the user drink in the morning?",
-                             k=3, record_access=False)
+                             k=3)
     assert "green tea" in hits[0].memory.statement, [(h.memory.statement, h.details) for h in hits]
     assert any("coffee" in h.memory.statement for h in hits)  # history stays findable
 
@@ -135,7 +134,7 @@ def test_a_later_remark_without_a_change_word_does_not_displace_the_answer(tenan
            ("e1", "user", "The orchestra's concert hall has terrible acoustics.", None, T0 + timedelta(days=30)))
     with as_tenant(tenant_a):
         hits = memory_search(tenant=tenant_a, subject_ref="alice", query="What instrument does the user play?",
-                             k=3, record_access=False)
+                             k=3)
     assert "cello" in hits[0].memory.statement
     assert all("answered_later_by" not in h.details for h in hits)
 

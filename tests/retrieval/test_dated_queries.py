@@ -92,6 +92,6 @@ def test_memory_search_prefers_the_memory_from_the_named_day(tenant_a, tenant_b,
     midnight = write(tenant_a, "We baked a lemon cake for Cleo's party.", utc(2024, 3, 1))
     for query, first in (("What cake did we bake on 7 July, 2022?", older), ("What cake did we bake in July 2023?", newer),
                          ("What cake did we bake in March 2024?", midnight)):
-        hits = memory_search(tenant=tenant_a, subject_ref="alice", query=query, k=5, record_access=False)
+        hits = memory_search(tenant=tenant_a, subject_ref="alice", query=query, k=5)
         assert [h.memory.pk for h in hits][0] == first.pk
         assert {h.memory.tenant_id for h in hits} == {tenant_a.pk} and len(hits) == 3

@@ -60,8 +60,7 @@ def test_which_messages_ask_about_the_world_and_say_nothing_of_the_speaker(tenan
     ingest(tenant_a, "alice", actor, *[
         (f"e{i}", "user", text, None, T0 + timedelta(minutes=i)) for i, text in enumerate(texts)])
     with as_tenant(tenant_a):
-        hits = memory_search(tenant=tenant_a, subject_ref="alice", query="anything at all", k=50,
-                             record_access=False)
+        hits = memory_search(tenant=tenant_a, subject_ref="alice", query="anything at all", k=50)
     told = {h.memory.source_event.content: h.details["impersonal"] for h in hits if h.memory.memory_type == "episodic"}
     assert set(told) == set(texts), set(texts) - set(told)
     assert {t for t, impersonal in told.items() if impersonal} == set(IMPERSONAL)
@@ -78,7 +77,7 @@ def test_a_speakers_name_before_the_question_and_an_assistants_question(tenant_a
     _, job = event_append(tenant=tenant_a, subject_ref="alice", events=events, actor=actor)
     run_job_here(tenant_a, job)
     with as_tenant(tenant_a):
-        hits = memory_search(tenant=tenant_a, subject_ref="alice", query="anything", k=10, record_access=False)
+        hits = memory_search(tenant=tenant_a, subject_ref="alice", query="anything", k=10)
     told = {h.memory.source_event.content: h.details["impersonal"] for h in hits}
     assert told == {"how do tides work": True, "my sister is visiting": False, "What's your sister called?": False}
 
@@ -108,7 +107,7 @@ def test_the_persons_statement_answers_before_topical_questions_that_say_nothing
     def first(weight):
         monkeypatch.setitem(retrieval.RELEVANCE, "impersonal", weight)
         with as_tenant(tenant_a):
-            hits = memory_search(tenant=tenant_a, subject_ref="alice", query=query, k=3, record_access=False)
+            hits = memory_search(tenant=tenant_a, subject_ref="alice", query=query, k=3)
         return hits[0].memory.source_event.content, hits
 
     answer, hits = first(retrieval.RELEVANCE["impersonal"])

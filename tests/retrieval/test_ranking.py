@@ -95,10 +95,8 @@ def test_a_when_question_through_the_ranking_statement_prefers_the_dated_memory(
                     valid_from=T0).memory
     dated = write(tenant_a, "alice", "Alice went to a pottery class last Friday.", actor,
                   valid_from=T0 - timedelta(days=30)).memory
-    when = memory_search(tenant=tenant_a, subject_ref="alice", query="When did Alice go to the pottery class?", k=2,
-                         record_access=False)
-    what = memory_search(tenant=tenant_a, subject_ref="alice", query="Who went to the pottery class?", k=2,
-                         record_access=False)
+    when = memory_search(tenant=tenant_a, subject_ref="alice", query="When did Alice go to the pottery class?", k=2)
+    what = memory_search(tenant=tenant_a, subject_ref="alice", query="Who went to the pottery class?", k=2)
     assert when[0].memory.pk == dated.pk and what[0].memory.pk == undated.pk
     ages = {h.memory.pk: h.details["recency"] for h in when}
     now = datetime.now(timezone.utc)

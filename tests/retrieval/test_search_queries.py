@@ -85,7 +85,7 @@ def test_search_results_are_shown_without_further_queries(tenant_a, actor):
 def test_search_rows_show_as_the_selector_rows_do(tenant_a, actor):
     made = history(tenant_a, actor)
     hits = memory_search(tenant=tenant_a, subject_ref="alice", query="Pickles beach Porto Lisbon", k=50,
-                         include_superseded=True, record_access=False)
+                         include_superseded=True)
     rows = {m.pk: m for m in memory_queryset(tenant=tenant_a).filter(pk__in=[h.memory.pk for h in hits])}
     assert len(rows) == len(hits) == 14
     for hit in hits:
@@ -98,17 +98,12 @@ def test_search_rows_show_as_the_selector_rows_do(tenant_a, actor):
     assert by_pk[made["episodes"][0].pk]["source"] == {"kind": "user", "event_id": "e0"}
 
 
-def test_each_returned_memory_is_counted_as_accessed_once(tenant_a, actor):
+def test_a_search_itself_counts_no_access(tenant_a, actor):
+    """Accesses are counted from the read audit by the worker (tests/api/test_access_counts.py)."""
     history(tenant_a, actor)
-    before = timezone.now()
     hits = memory_search(tenant=tenant_a, subject_ref="alice", query="Pickles", k=3)
-    counted = {m.pk: m for m in Memory.objects.filter(tenant=tenant_a, access_count__gt=0)}
-    assert set(counted) == {h.memory.pk for h in hits}
-    assert all(m.access_count == 1 and m.last_accessed_at >= before for m in counted.values())
-    # The hits show the row as it was read, before this access was counted.
-    assert all(h.memory.access_count == 0 for h in hits)
-    memory_search(tenant=tenant_a, subject_ref="alice", query="Pickles", k=3, record_access=False)
-    assert Memory.objects.filter(tenant=tenant_a, access_count__gt=1).count() == 0
+    assert hits
+    assert Memory.objects.filter(tenant=tenant_a, access_count__gt=0).count() == 0
 
 
 def test_a_loaded_relation_queried_further_stays_within_its_memory(tenant_a, actor):
@@ -178,21 +173,19 @@ def test_the_search_and_context_endpoints_cost_the_same_queries_whatever_k(tenan
 
 def test_with_server_side_binding_the_tenant_is_bound_by_its_own_statement(tenant_a, actor, monkeypatch):
     history(tenant_a, actor)
-    together = memory_search(tenant=tenant_a, subject_ref="alice", query="the dog", k=5, record_access=False)
+    together = memory_search(tenant=tenant_a, subject_ref="alice", query="the dog", k=5)
     monkeypatch.setitem(connection.settings_dict["OPTIONS"], "server_side_binding", True)
     with CaptureQueriesContext(connection) as ctx:
-        apart = memory_search(tenant=tenant_a, subject_ref="alice", query="the dog", k=5, record_access=False)
+        apart = memory_search(tenant=tenant_a, subject_ref="alice", query="the dog", k=5)
     assert ctx.captured_queries[0]["sql"].startswith("SELECT set_config") and len(ctx.captured_queries) == 3
     assert [h.memory.pk for h in apart] == [h.memory.pk for h in together]
     assert [h.score for h in apart] == pytest.approx([h.score for h in together], abs=1e-5)  # recency moved on
     # A query naming a speaker reads the subject's speakers first, bound the same way.
     monkeypatch.setitem(connection.settings_dict["OPTIONS"], "server_side_binding", False)
-    named = memory_search(tenant=tenant_a, subject_ref="alice", query="Where does Alice walk?", k=5,
-                          record_access=False)
+    named = memory_search(tenant=tenant_a, subject_ref="alice", query="Where does Alice walk?", k=5)
     monkeypatch.setitem(connection.settings_dict["OPTIONS"], "server_side_binding", True)
     with CaptureQueriesContext(connection) as ctx:
-        named_apart = memory_search(tenant=tenant_a, subject_ref="alice", query="Where does Alice walk?", k=5,
-                                    record_access=False)
+        named_apart = memory_search(tenant=tenant_a, subject_ref="alice", query="Where does Alice walk?", k=5)
     assert len(ctx.captured_queries) == 5 and "SELECT speakers" in ctx.captured_queries[1]["sql"]
     assert [h.memory.pk for h in named_apart] == [h.memory.pk for h in named]
 
@@ -205,5 +198,5 @@ def test_a_memory_valid_since_centuries_ago_is_searched_and_not_a_500(tenant_a, 
     old = write(tenant_a, "alice", "I like food from my grandmother's village.", actor,
                 valid_from=datetime(1700, 1, 1, tzinfo=dt_timezone.utc))
     with as_tenant(tenant_a):
-        hits = memory_search(tenant=tenant_a, subject_ref="alice", query="food", k=5, record_access=False)
+        hits = memory_search(tenant=tenant_a, subject_ref="alice", query="food", k=5)
     assert [h.memory.pk for h in hits] == [old.pk]

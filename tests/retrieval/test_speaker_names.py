@@ -78,7 +78,7 @@ TURNS = [
 def test_a_named_speaker_is_who_said_it_not_a_word_to_match(tenant_a, actor, monkeypatch):
     run(tenant_a, _append(tenant_a, "chat", actor, TURNS))
     question = "What has Caroline been researching?"
-    hits = memory_search(tenant=tenant_a, subject_ref="chat", query=question, k=4, record_access=False)
+    hits = memory_search(tenant=tenant_a, subject_ref="chat", query=question, k=4)
     assert hits[0].memory.source_event.event_id == "t1"
     greeting = next(h for h in hits if h.memory.source_event.event_id == "t0")
     assert greeting.details["text_score"] == 0  # "Caroline" twice in a short message is no match
@@ -87,7 +87,7 @@ def test_a_named_speaker_is_who_said_it_not_a_word_to_match(tenant_a, actor, mon
     # first: the case this exists for.
     monkeypatch.setattr(retrieval, "search_terms", lambda *, tenant, subject_ref, query, info=None: (query, frozenset()))
     monkeypatch.setitem(retrieval.RELEVANCE, "text_floor", 0)
-    as_words = memory_search(tenant=tenant_a, subject_ref="chat", query=question, k=4, record_access=False)
+    as_words = memory_search(tenant=tenant_a, subject_ref="chat", query=question, k=4)
     assert as_words[0].memory.source_event.event_id != "t1"
 
 
@@ -98,7 +98,7 @@ def test_a_speaker_named_by_one_word_of_their_name_is_still_who_said_it(tenant_a
     run(tenant_a, _append(tenant_a, "chat", actor, [("Mary Ann", "I baked a lemon cake for the fair."),
                                                   ("Bob", "I baked a carrot cake for the fair.")]))
     hits = memory_search(tenant=tenant_a, subject_ref="chat", query="What did Mary bake for the fair?", k=2,
-                         memory_types=["episodic"], record_access=False)
+                         memory_types=["episodic"])
     assert [h.memory.source_event.speaker for h in hits] == ["Mary Ann", "Bob"]
     assert hits[0].score - hits[1].score > 0.05
 
@@ -114,7 +114,7 @@ def test_a_fact_nobody_said_still_counts_for_the_person_it_names(tenant_a, actor
                                    draft=MemoryDraft(statement=text, source_kind="user")).memory
     for name in ("caroline", "melanie"):
         hits = memory_search(tenant=tenant_a, subject_ref="chat", query=f"What is {name.title()} allergic to?", k=2,
-                             memory_types=["semantic"], record_access=False)
+                             memory_types=["semantic"])
         assert [h.memory.pk for h in hits] == [facts[name].pk, facts["caroline" if name == "melanie" else "melanie"].pk]
         assert hits[0].score > hits[1].score
 

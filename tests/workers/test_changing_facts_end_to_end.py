@@ -47,8 +47,7 @@ def test_an_attribute_with_no_rule_changes_and_the_new_value_answers(celery_work
 
     def top(**options):
         with as_tenant(tenant_a):
-            hits = memory_search(tenant=tenant_a, subject_ref="noor", query=question, k=5, record_access=False,
-                                 **options)
+            hits = memory_search(tenant=tenant_a, subject_ref="noor", query=question, k=5, **options)
             return [h.memory.source_event.content if h.memory.source_event else h.memory.statement for h in hits]
 
     now = top()

@@ -64,7 +64,7 @@ def test_a_search_for_a_subject_unknown_to_the_statistics_looks_source_events_up
             tenant_activate(tenant=tenant_a)
             with CaptureQueriesContext(connection) as queries:
                 hits = memory_search(tenant=tenant_a, subject_ref="alice", query="what about the cello?",
-                                     k=10, record_access=False)
+                                     k=10)
             assert hits
             search = [q["sql"] for q in queries.captured_queries if "pool AS MATERIALIZED" in q["sql"]]
             assert len(search) == 1

@@ -1,0 +1,112 @@
+"""A memory's access count says how often it was recalled (forgetting weighs it). Reads write only
+their read audit row; the worker folds those rows into the counts (services/accesses.py), so a
+read never waits for a memory's row lock, and each read is counted exactly once."""
+import threading
+import time
+
+import pytest
+from django.db import connections, transaction
+from django.utils import timezone
+
+from memoryapp.models import Memory, ReadAudit
+from memoryapp.services.accesses import accesses_fold
+from memoryapp.tenancy import tenant_activate
+from tests.api.conftest import post, write
+from tests.conftest import as_tenant
+
+pytestmark = pytest.mark.django_db
+
+
+def counts(tenant):
+    with as_tenant(tenant):
+        return {m.public_id: (m.access_count, m.last_accessed_at)
+                for m in Memory.objects.filter(tenant=tenant, access_count__gt=0)}
+
+
+def test_each_memory_a_search_returned_is_counted_once_when_folded(tenant_a, client_a):
+    write(client_a, "alice", "I am vegetarian.")
+    write(client_a, "alice", "I live in Lisbon.")
+    write(client_a, "bob", "I am vegetarian too.")
+    before = timezone.now()
+    returned = [r["id"] for r in post(client_a, "subjects/alice/search", {"query": "vegetarian", "k": 1}).json()["results"]]
+    assert len(returned) == 1
+    assert counts(tenant_a) == {}  # the read itself wrote nothing on the memory
+
+    assert accesses_fold(tenant=tenant_a) == 1
+    counted = counts(tenant_a)
+    assert list(counted) == returned and counted[returned[0]][0] == 1 and counted[returned[0]][1] >= before
+    assert accesses_fold(tenant=tenant_a) == 0  # nothing counted twice
+    assert counts(tenant_a) == counted
+
+    post(client_a, "subjects/alice/context", {"query": "vegetarian"})
+    post(client_a, "subjects/alice/search", {"query": "vegetarian", "k": 1})
+    assert accesses_fold(tenant=tenant_a) == 2
+    assert counts(tenant_a)[returned[0]][0] == 3
+
+
+def test_reads_that_recall_nothing_count_nothing(tenant_a, client_a):
+    memory = write(client_a, "alice", "I am vegetarian.")
+    client_a.get(f"/api/v1/subjects/alice/memories/{memory['id']}")
+    client_a.get("/api/v1/subjects/alice/memories")
+    assert accesses_fold(tenant=tenant_a) == 0
+    assert counts(tenant_a) == {}
+    with as_tenant(tenant_a):  # the reads are audited all the same
+        assert ReadAudit.objects.filter(tenant=tenant_a, subject_ref="alice").count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_search_does_not_wait_for_a_memory_another_transaction_holds(tenant_a, client_a):
+    memory = write(client_a, "alice", "I am vegetarian.")
+    held, release = threading.Event(), threading.Event()
+
+    def hold_the_row():  # as an extraction's chunk does while it supersedes or adds evidence
+        holder = connections.create_connection("default")
+        try:
+            with holder.cursor() as cursor:
+                cursor.execute("BEGIN")
+                cursor.execute("SELECT set_config('app.tenant_id', %s, true)", [str(tenant_a.pk)])
+                cursor.execute("SELECT 1 FROM memoryapp_memory WHERE tenant_id = %s AND statement = %s FOR UPDATE",
+                               [tenant_a.pk, "I am vegetarian."])
+                held.set()
+                release.wait(30)
+                cursor.execute("ROLLBACK")
+        finally:
+            holder.close()
+
+    thread = threading.Thread(target=hold_the_row)
+    thread.start()
+    try:
+        assert held.wait(10)
+        started = time.monotonic()
+        response = post(client_a, "subjects/alice/search", {"query": "vegetarian"})
+        took = time.monotonic() - started
+        assert [r["id"] for r in response.json()["results"]] == [memory["id"]]
+        assert took < 2, f"the search waited {took:.1f} s for the row lock"
+    finally:
+        release.set()
+        thread.join()
+    assert accesses_fold(tenant=tenant_a) == 1
+    assert counts(tenant_a)[memory["id"]][0] == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_read_audited_while_a_fold_runs_is_counted_by_the_next(tenant_a, client_a):
+    memory = write(client_a, "alice", "I am vegetarian.")
+    post(client_a, "subjects/alice/search", {"query": "vegetarian"})
+    other = connections.create_connection("default")
+    try:
+        # Another fold has taken the first read's row and not committed yet.
+        with other.cursor() as cursor:
+            cursor.execute("BEGIN")
+            cursor.execute("SELECT set_config('app.tenant_id', %s, true)", [str(tenant_a.pk)])
+            cursor.execute("SELECT id FROM memoryapp_readaudit WHERE tenant_id = %s AND NOT accesses_counted "
+                           "FOR UPDATE", [tenant_a.pk])
+            assert len(cursor.fetchall()) == 1
+        post(client_a, "subjects/alice/search", {"query": "vegetarian"})
+        assert accesses_fold(tenant=tenant_a) == 1  # the second read; the first is the other's
+        with other.cursor() as cursor:
+            cursor.execute("ROLLBACK")  # the other fold failed: its row is still uncounted
+    finally:
+        other.close()
+    assert accesses_fold(tenant=tenant_a) == 1
+    assert counts(tenant_a)[memory["id"]][0] == 2

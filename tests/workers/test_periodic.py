@@ -3,7 +3,7 @@ runs as the beat runs it."""
 import pytest
 
 from memoryapp.models import Memory
-from tests.api.conftest import post, write
+from tests.api.conftest import client_a, post, write  # noqa: F401  (client_a: a fixture)
 from tests.conftest import as_tenant
 from workers.celery import app
 from workers.tasks import PERIODIC, resolve, run_periodic

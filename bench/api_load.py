@@ -78,6 +78,8 @@ def bench_database(url: str, name: str, fresh: bool = False) -> str:
 
     with psycopg.connect(url, autocommit=True) as conn:
         if fresh:
+            if not name.startswith("bench"):
+                raise SystemExit(f"refusing to drop {name!r}: a bench database's name starts with 'bench'")
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is None:
             conn.execute(f'CREATE DATABASE "{name}"')
@@ -176,10 +178,12 @@ WORKER_PROCESSES = int(os.environ.get("WORKER_CONCURRENCY", "1"))
 
 
 def start_worker(code: str, env: dict, log: str, processes: int = WORKER_PROCESSES) -> subprocess.Popen:
-    """A Celery worker on the bench's database and Redis, as runservice starts one."""
+    """A Celery worker on the bench's database and Redis, with the beat's periodic jobs (the
+    audit's sealing, the access counts' fold, ...) as runservice runs them."""
     out = open(log, "ab")
     proc = subprocess.Popen(
         [os.path.join(ROOT, ".venv", "bin", "celery"), "-A", "workers.celery", "worker",
+         "-B", "--schedule", os.path.join(os.path.dirname(log), "celerybeat-schedule"),
          "-Q", "extraction,maintenance,erasure", "--concurrency", str(processes),
          "--without-gossip", "--without-mingle",
          "--without-heartbeat", "--loglevel=WARNING", "-n", f"api-load-{os.getpid()}@%h"],
@@ -293,7 +297,7 @@ def run_clients(port: int, key: str, clients: int, duration: float, mix: dict[st
             try:
                 status, answer = api.call("POST", path, body)
                 ok = status == expected
-                failure = f"{status} {json.dumps(answer)[:300]}"
+                failure = "" if ok else f"{status} {json.dumps(answer)[:300]}"
             except Exception as exc:
                 ok, failure = False, repr(exc)
             elapsed = time.perf_counter() - started
@@ -338,7 +342,7 @@ def main() -> int:
     info: dict = {}
     with bench_service(database=args.database, tenant="bench", key_name="api_load", prefix="api-load-",
                        workers=args.workers, threads=args.threads, code=os.path.abspath(args.code), worker=True,
-                          worker_processes=args.worker_processes, fresh=True,
+                       worker_processes=args.worker_processes, fresh=True,
                        info=info, extra_env=dict(e.split("=", 1) for e in args.env)) as (port, key):
         api = Api(port, key, timeout=180)  # the first request in each worker loads the model
         print(f"gunicorn on 127.0.0.1:{port} ({args.workers} workers x {args.threads} threads); seeding...", flush=True)

@@ -24,7 +24,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
-from django.db.models import F, Q, Value
+from django.db.models import F, Value
 from django.db.models.lookups import IRegex
 from pgvector.django import VectorField
 
@@ -503,15 +503,17 @@ class ReadAudit(models.Model):
     # The data purpose the read named (seed 001 §6: purpose is checked on every read); "" when none.
     # db_default too: a process still on the previous release inserts without the column.
     purpose = models.CharField(max_length=64, blank=True, default="", db_default="")
-    # Whether the memories this read returned are in their access counts yet. A read only writes
-    # this row; the worker adds it to the memories later (services/accesses.py), so a read never
-    # waits for a memory's row lock (an extraction's chunk holds them for seconds). Rows from
-    # before the column were counted as they were read.
-    accesses_counted = models.BooleanField(default=False, db_default=False)
+    # Whether the memories this read returned are in their access counts yet. A search or a
+    # context writes false; the worker adds it to the memories later (services/accesses.py), so a
+    # read never waits for a memory's row lock (an extraction's chunk holds them for seconds).
+    # Other reads count nothing and write true, as do rows from before the column (counted as
+    # they were read) and rows of a process on the previous release (migration 0021).
+    accesses_counted = models.BooleanField(default=True, db_default=True)
 
     class Meta:
         indexes = [
-            models.Index(fields=["tenant", "id"], name="readaudit_uncounted_idx", condition=Q(accesses_counted=False)),
+            models.Index(fields=["tenant", "id"], name="readaudit_uncounted_idx",
+                         condition=models.Q(accesses_counted=False)),
             models.Index(fields=["tenant", "created_at"], name="readaudit_time_idx"),
             models.Index(fields=["tenant", "subject_row_id", "created_at"], name="readaudit_subject_idx"),
             GinIndex(fields=["memory_ids"], name="readaudit_memory_gin"),

@@ -13,7 +13,7 @@ access, correctly, one query each.
 """
 
 from django.db import connection
-from django.db.models import Model, QuerySet
+from django.db.models import Model, QuerySet, sql
 from django.db.models.base import ModelState
 
 from memoryapp.models import Event, Memory, Subject, Tenant
@@ -56,6 +56,13 @@ LEFT JOIN LATERAL (
 WHERE m.tenant_id = %(tenant)s AND m.id = ANY(%(ids)s::uuid[]) AND NOT m.erasing
 """
 
+# What each relation of a memory holds.
+_RELATED = {"evidence": Event, "supersedes": Memory, "derived_from": Memory}
+# Stands for the Query a LoadedRelation makes only when asked (QuerySet.__init__ would otherwise
+# make an unfiltered one).
+_NOT_MADE = object()
+
+
 class LoadedRelation(QuerySet):
     """One memory's relation (evidence, supersedes, derived_from) with the rows the search
     statement loaded, standing where Django's prefetch leaves a queryset. Reading it costs no
@@ -73,19 +80,20 @@ class LoadedRelation(QuerySet):
         self._prefetch_done = True
 
     def relation(self) -> QuerySet:
-        """The related manager's queryset, as Django builds it when nothing is prefetched."""
+        """The related manager's queryset, as Django builds it when nothing is prefetched. (Django
+        internals: tests/memoryapp/test_hit_relations.py says if an upgrade changes them.)"""
         manager = getattr(type(self._owner), self._name).related_manager_cls(self._owner)
         return manager._apply_rel_filters(super(type(manager), manager).get_queryset())
 
     @property
     def query(self):
-        if self._query is _NOT_MADE:
+        if not isinstance(self._query, sql.Query):  # (also a placeholder that went through pickle)
             self._query = self.relation().query
         return super().query
 
     @query.setter
     def query(self, value):
-        self._query = value
+        QuerySet.query.fset(self, value)
 
     def _clone(self):
         return self.relation()._clone()
@@ -93,12 +101,6 @@ class LoadedRelation(QuerySet):
     def __deepcopy__(self, memo):
         # QuerySet's own makes an instance with no arguments; a copy drops the rows anyway.
         return self.relation()
-
-
-_RELATED = {"evidence": Event, "supersedes": Memory, "derived_from": Memory}
-# Stands for the Query a LoadedRelation makes only when asked (QuerySet.__init__ would otherwise
-# make an unfiltered one).
-_NOT_MADE = object()
 
 
 def _converters(fields) -> list:

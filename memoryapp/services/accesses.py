@@ -9,9 +9,15 @@ audit row (it always did; it lists the memories returned), and `accesses_fold` a
 uncounted rows of a tenant to their memories in one transaction that also marks them counted:
 each row is counted exactly once, whenever it commits, and a fold that fails counts none.
 
-Counted reads are the ones that recall: search and context (ACCESS_OPERATIONS); the context's
-row lists what it presented, the profile's facts included. The counts trail the reads by up to
-the beat's interval (and forgetting folds first, so it never decides on stale counts).
+Counted reads are the ones that recall: search and context (ACCESS_OPERATIONS; services/reads.py
+writes every other read as counted already); the context's row lists what it presented, the
+profile's facts included. The counts trail the reads by the beat's interval, 30 s, or more when
+the maintenance queue is busy (forgetting folds first, so the cap never weighs stale counts).
+
+The fold waits at most FOLD_LOCK_WAIT for a memory's row lock: it locks the batch's memories in
+id order and holds them while it waits, so a long wait would hold up writers in turn, and the
+writers (an extraction's chunk, an erasure) do not lock in id order, so it could deadlock with
+them. Giving up first leaves the rows uncounted for the next run.
 """
 import logging
 
@@ -25,13 +31,15 @@ logger = logging.getLogger(__name__)
 ACCESS_OPERATIONS = ["search", "context"]
 # Read audit rows folded per transaction; a larger backlog is folded in several.
 FOLD_BATCH = 5000
+# Below PostgreSQL's deadlock_timeout (1 s), so in a cycle the fold is the one that gives up.
+FOLD_LOCK_WAIT = "200ms"
 
-# SKIP LOCKED: rows another fold is counting right now are left to it. The memories are updated
-# in id order, so two folds (or a fold and a writer that also goes by id) never deadlock on them.
+# SKIP LOCKED: rows another fold is counting right now are left to it. The memories are locked
+# in id order, so two folds never deadlock on them.
 _FOLD = """
 WITH taken AS (
     SELECT r.id, r.memory_ids, r.created_at FROM memoryapp_readaudit r
-    WHERE r.tenant_id = %(tenant)s AND NOT r.accesses_counted AND r.operation = ANY(%(operations)s)
+    WHERE r.tenant_id = %(tenant)s AND NOT r.accesses_counted
     ORDER BY r.id LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
 ),
@@ -71,7 +79,8 @@ def accesses_fold(*, tenant: Tenant | int) -> int:
         with transaction.atomic():
             tenant_activate(tenant=tenant_id)
             with connection.cursor() as cursor:
-                cursor.execute(_FOLD, {"tenant": tenant_id, "operations": ACCESS_OPERATIONS, "batch": FOLD_BATCH})
+                cursor.execute("SELECT set_config('lock_timeout', %s, true)", [FOLD_LOCK_WAIT])
+                cursor.execute(_FOLD, {"tenant": tenant_id, "batch": FOLD_BATCH})
                 rows, _ = cursor.fetchone()
         total += rows
         if rows < FOLD_BATCH:

@@ -11,11 +11,12 @@ The decay score is in [0, 1]: recency (half-life MEMORY_RECENCY_HALF_LIFE_DAYS f
 access or, never accessed, from when it started to hold), access frequency (saturating),
 confidence and importance.
 """
+import logging
 import math
 from datetime import datetime
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import Count
 from django.utils import timezone
 
@@ -25,6 +26,8 @@ from memoryapp.services.accesses import accesses_fold
 from memoryapp.services.audit import audit_record
 from memoryapp.services.jobs import job_create, job_progress
 from memoryapp.tenancy import tenant_activate
+
+logger = logging.getLogger(__name__)
 
 WORKER = Actor("worker", "forgetting")
 BATCH_SIZE = 500
@@ -81,7 +84,10 @@ def forgetting_apply(*, tenant: Tenant, subject_ref: str | None = None, job: Job
     expired = _expire(tenant=tenant, subject_ref=subject_ref, now=now)
     if job is not None:
         job_progress(job_id=job.id, done=1, total=2)
-    accesses_fold(tenant=tenant)  # the cap weighs how often each memory was recalled: count up to now
+    try:  # the cap weighs how often each memory was recalled: count up to now
+        accesses_fold(tenant=tenant)
+    except DatabaseError:  # a row lock it gave up on: the counts trail, the forgetting goes on
+        logger.warning("could not fold the access counts of tenant %s now", tenant.pk, exc_info=True)
     archived = _cap(tenant=tenant, subject_ref=subject_ref, now=now, cap=cap)
     if job is not None:
         job_progress(job_id=job.id, done=2)

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from memoryapp.actors import Actor
 from memoryapp.models import Tenant
+from memoryapp.services.accesses import ACCESS_OPERATIONS
 from memoryapp.tenancy import tenant_activate_and_query
 
 
@@ -19,11 +20,11 @@ def query_hash(query: str | None) -> str:
 # a busy machine waits to be scheduled). The subject row is found inside the INSERT.
 _INSERT = """
 INSERT INTO memoryapp_readaudit (tenant_id, actor, subject_ref, subject_row_id, operation, query_hash, memory_ids,
-                                 purpose, created_at)
+                                 purpose, created_at, accesses_counted)
 VALUES (%(tenant)s, %(actor)s, %(subject_ref)s,
         (SELECT s.id FROM memoryapp_subject s
          WHERE s.tenant_id = %(tenant)s AND s.external_id = %(subject_ref)s AND s.status = 'active' LIMIT 1),
-        %(operation)s, %(query_hash)s, %(memory_ids)s::uuid[], %(purpose)s, %(created_at)s)
+        %(operation)s, %(query_hash)s, %(memory_ids)s::uuid[], %(purpose)s, %(created_at)s, %(counted)s)
 """
 
 
@@ -42,4 +43,7 @@ def read_audit_record(
         "tenant": tenant.pk, "actor": str(actor), "subject_ref": subject_ref, "operation": operation[:20],
         "query_hash": query_hash(query), "memory_ids": [str(i) for i in memory_ids],
         "purpose": (purpose or "")[:64], "created_at": timezone.now(),
+        # A read that recalls (search, context) waits for the worker to add it to the access
+        # counts; any other counts nothing, so it is born counted.
+        "counted": operation not in ACCESS_OPERATIONS,
     })

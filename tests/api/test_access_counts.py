@@ -5,7 +5,7 @@ import threading
 import time
 
 import pytest
-from django.db import connections
+from django.db import DatabaseError, connections
 from django.utils import timezone
 
 from memoryapp.models import Memory, ReadAudit
@@ -111,3 +111,38 @@ def test_a_read_audited_while_a_fold_runs_is_counted_by_the_next(tenant_a, clien
         other.close()
     assert accesses_fold(tenant=tenant_a) == 1
     assert counts(tenant_a)[memory["id"]][0] == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_fold_gives_up_on_a_memory_a_writer_holds_and_counts_it_later(tenant_a, client_a):
+    memory = write(client_a, "alice", "I am vegetarian.")
+    post(client_a, "subjects/alice/search", {"query": "vegetarian"})
+    held, release = threading.Event(), threading.Event()
+
+    def hold_the_row():  # a writer that keeps the memory locked for seconds
+        holder = connections.create_connection("default")
+        try:
+            with holder.cursor() as cursor:
+                cursor.execute("BEGIN")
+                cursor.execute("SELECT set_config('app.tenant_id', %s, true)", [str(tenant_a.pk)])
+                cursor.execute("SELECT 1 FROM memoryapp_memory WHERE tenant_id = %s FOR UPDATE", [tenant_a.pk])
+                held.set()
+                release.wait(30)
+                cursor.execute("ROLLBACK")
+        finally:
+            holder.close()
+
+    thread = threading.Thread(target=hold_the_row)
+    thread.start()
+    try:
+        assert held.wait(10)
+        started = time.monotonic()
+        with pytest.raises(DatabaseError):
+            accesses_fold(tenant=tenant_a)
+        assert time.monotonic() - started < 1  # it did not hold its own locks while waiting
+    finally:
+        release.set()
+        thread.join()
+    assert counts(tenant_a) == {}
+    assert accesses_fold(tenant=tenant_a) == 1
+    assert counts(tenant_a)[memory["id"]][0] == 1

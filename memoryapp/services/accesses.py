@@ -79,9 +79,14 @@ def accesses_fold(*, tenant: Tenant | int) -> int:
         with transaction.atomic():
             tenant_activate(tenant=tenant_id)
             with connection.cursor() as cursor:
-                cursor.execute("SELECT set_config('lock_timeout', %s, true)", [FOLD_LOCK_WAIT])
+                # Set back after: inside a caller's transaction (forgetting's) the setting would
+                # outlive this block and cut the caller's own lock waits short.
+                cursor.execute("SELECT current_setting('lock_timeout'), set_config('lock_timeout', %s, true)",
+                               [FOLD_LOCK_WAIT])
+                previous = cursor.fetchone()[0]
                 cursor.execute(_FOLD, {"tenant": tenant_id, "batch": FOLD_BATCH})
                 rows, _ = cursor.fetchone()
+                cursor.execute("SELECT set_config('lock_timeout', %s, true)", [previous])
         total += rows
         if rows < FOLD_BATCH:
             return total

@@ -146,3 +146,17 @@ def test_a_fold_gives_up_on_a_memory_a_writer_holds_and_counts_it_later(tenant_a
     assert counts(tenant_a) == {}
     assert accesses_fold(tenant=tenant_a) == 1
     assert counts(tenant_a)[memory["id"]][0] == 1
+
+
+def test_a_fold_inside_a_callers_transaction_leaves_its_lock_timeout_alone(tenant_a, client_a):
+    from django.db import connection, transaction
+
+    write(client_a, "alice", "I am vegetarian.")
+    post(client_a, "subjects/alice/search", {"query": "vegetarian"})
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('lock_timeout')")
+            before = cursor.fetchone()[0]
+            assert accesses_fold(tenant=tenant_a) == 1
+            cursor.execute("SELECT current_setting('lock_timeout')")
+            assert cursor.fetchone()[0] == before != "200ms"

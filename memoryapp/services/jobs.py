@@ -170,10 +170,14 @@ class Heartbeat:
             connections.close_all()  # this thread's own connections
 
 
-def job_progress(*, job_id, done: int, total: int | None = None) -> None:
+def job_progress(*, job_id, done: int, total: int | None = None, alive: bool = False) -> None:
+    """Record how far the job is; `alive`: and touch updated_at, which tells the sweeper the job's
+    runner is alive, in the same statement."""
     fields = {"progress_done": done}
     if total is not None:
         fields["progress_total"] = total
+    if alive:
+        fields["updated_at"] = timezone.now()
     Job.objects.filter(id=job_id).update(**fields)
 
 

@@ -87,3 +87,35 @@ def test_a_wait_past_its_bound_fails_the_attempt_and_leaves_nothing_held(tenant_
     run_job_here(tenant_a, job)  # the holder is gone: the retry runs
     with as_tenant(tenant_a):
         assert Event.objects.get(tenant=tenant_a, event_id="a1").status == Event.Status.PROCESSED
+
+
+def _held_elsewhere(key: str) -> bool:
+    """Whether another session holds the advisory lock of `key` (this probe cannot take it)."""
+    probe = connections.create_connection("default")
+    try:
+        with probe.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", [key])
+            return not cursor.fetchone()[0]
+    finally:
+        probe.close()
+
+
+def test_subjects_are_taken_again_when_their_connection_was_replaced_and_only_then(tenant_a, actor, caplog):
+    from memoryapp.models import Job
+    from memoryapp.services.extraction import SubjectsInTurn
+
+    _, job = append(tenant_a, "alice", actor, ("a1", "user", "I live in Lisbon."))
+    with as_tenant(tenant_a):
+        job = Job.objects.get(pk=job.pk)
+    turn = SubjectsInTurn(tenant=tenant_a, job=job)
+    with turn:
+        (key,) = turn.keys
+        assert _held_elsewhere(key)
+        turn.keep()  # the same connection: nothing to do, nothing said
+        assert "lost its connection" not in caplog.text
+        connection.close()  # as Django does after a failed transaction: the locks go with it
+        assert not _held_elsewhere(key)
+        turn.keep()
+        assert "lost its connection" in caplog.text
+        assert _held_elsewhere(key)
+    assert not _held_elsewhere(key)

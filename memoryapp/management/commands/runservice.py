@@ -247,61 +247,67 @@ class Command(BaseCommand):
         # A user of the private servers from here on: a test run or a benchmark using them too
         # keeps them up after this service stops, and stops them itself when it ends.
         servers = [name for name, used in (("postgres", uses_embedded_db), ("redis", uses_embedded_redis)) if used]
-        in_use = embedded.ServersInUse() if servers else None
-        if in_use:
-            # (settings started PostgreSQL; a last user may have stopped it since)
-            env.update({k: v for k, v in in_use.start(servers).items() if k == "REDIS_URL"})
-        call_command("migrate", verbosity=0)
-        # WhiteNoise serves through the finders (nothing is collected) but warns in every web
-        # worker, at every start, that the folder collectstatic would fill is missing.
-        Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)
-        bin_dir = os.path.dirname(sys.executable)
-        beat_schedule = embedded.DATA_DIR / "celerybeat-schedule"
-        commands = {
-            "web": [
-                os.path.join(bin_dir, "gunicorn"), "memoryapp.wsgi:application",
-                "--config", "python:memoryapp.gunicorn_config",
-                "--bind", f"{host}:{port}", "--workers", str(web_workers),
-            ],
-            "worker": [
-                os.path.join(bin_dir, "celery"), "-A", "workers.celery", "worker",
-                "-Q", "extraction,maintenance,erasure", "--concurrency", str(worker_processes), "--loglevel", "INFO",
-            ],
-            "beat": [
-                os.path.join(bin_dir, "celery"), "-A", "workers.celery", "beat",
-                "--schedule", str(beat_schedule), "--loglevel", "INFO",
-            ],
-        }
-        supervisor = Supervisor(commands, env=env, log=lambda line: self.stderr.write(line))
-        watched = {}
-        if uses_embedded_db:
-            watched["PostgreSQL"] = (embedded.postgres_is_running, embedded.start_postgres)
-        if uses_embedded_redis:
-            watched["Redis"] = (embedded.redis_is_running, embedded.start_redis)
-        watch = ServerWatch(watched, log=lambda line: self.stderr.write(line))
-        supervisor.start()
-        stopping = False
-
-        def stop(signum, frame):
-            nonlocal stopping
-            stopping = True
-
-        signal.signal(signal.SIGINT, stop)
-        signal.signal(signal.SIGTERM, stop)
-        self.stdout.write(self.style.SUCCESS(f"Memory service running at {url} (pid {os.getpid()})"))
-        self.stdout.write(f"  API: {url}api/v1/  docs: {url}api/docs/")
-        self.stdout.write("  Ctrl-C (or `make stop`) stops everything.")
-        exit_code = 0
+        in_use = embedded.process_user() if servers else None  # (settings' own, on the embedded default)
         try:
-            while not stopping:
-                given_up = watch.poll() or supervisor.poll()
-                if given_up:
-                    self.stderr.write(given_up)
-                    stopping, exit_code = True, 1
-                    break
-                time.sleep(0.5)
+            if in_use:
+                # (settings started PostgreSQL; a last user may have stopped it since)
+                env.update({k: v for k, v in in_use.start(servers).items() if k == "REDIS_URL"})
+            call_command("migrate", verbosity=0)
+            # WhiteNoise serves through the finders (nothing is collected) but warns in every web
+            # worker, at every start, that the folder collectstatic would fill is missing.
+            Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)
+            bin_dir = os.path.dirname(sys.executable)
+            beat_schedule = embedded.DATA_DIR / "celerybeat-schedule"
+            commands = {
+                "web": [
+                    os.path.join(bin_dir, "gunicorn"), "memoryapp.wsgi:application",
+                    "--config", "python:memoryapp.gunicorn_config",
+                    "--bind", f"{host}:{port}", "--workers", str(web_workers),
+                ],
+                "worker": [
+                    os.path.join(bin_dir, "celery"), "-A", "workers.celery", "worker",
+                    "-Q", "extraction,maintenance,erasure", "--concurrency", str(worker_processes), "--loglevel", "INFO",
+                ],
+                "beat": [
+                    os.path.join(bin_dir, "celery"), "-A", "workers.celery", "beat",
+                    "--schedule", str(beat_schedule), "--loglevel", "INFO",
+                ],
+            }
+            supervisor = Supervisor(commands, env=env, log=lambda line: self.stderr.write(line))
+            watched = {}
+            if uses_embedded_db:
+                watched["PostgreSQL"] = (embedded.postgres_is_running, embedded.start_postgres)
+            if uses_embedded_redis:
+                watched["Redis"] = (embedded.redis_is_running, embedded.start_redis)
+            watch = ServerWatch(watched, log=lambda line: self.stderr.write(line))
+            supervisor.start()
+            stopping = False
+
+            def stop(signum, frame):
+                nonlocal stopping
+                stopping = True
+
+            signal.signal(signal.SIGINT, stop)
+            signal.signal(signal.SIGTERM, stop)
+            self.stdout.write(self.style.SUCCESS(f"Memory service running at {url} (pid {os.getpid()})"))
+            self.stdout.write(f"  API: {url}api/v1/  docs: {url}api/docs/")
+            self.stdout.write("  Ctrl-C (or `make stop`) stops everything.")
+            exit_code = 0
+            try:
+                while not stopping:
+                    given_up = watch.poll() or supervisor.poll()
+                    if given_up:
+                        self.stderr.write(given_up)
+                        stopping, exit_code = True, 1
+                        break
+                    time.sleep(0.5)
+            finally:
+                supervisor.stop()
+            if exit_code:
+                sys.exit(exit_code)
         finally:
-            supervisor.stop()
+            # Whatever stopped the service (a failed migration or start too), its servers are
+            # stopped with it, unless another run still uses them.
             if in_use:
                 from django.db import connections
 
@@ -311,5 +317,3 @@ class Command(BaseCommand):
                                       "(`make test`, a benchmark); the last one to finish stops them.")
             self.stdout.write("Stopped.")
             claim.close()
-        if exit_code:
-            sys.exit(exit_code)

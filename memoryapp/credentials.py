@@ -35,6 +35,7 @@ import itertools
 import math
 import re
 import unicodedata
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from memoryapp.credential_lexicon import (
@@ -364,11 +365,39 @@ def _is_date(token: str) -> bool:
     return 1 <= month <= 12 and 1 <= day <= 31
 
 
-# Remembered per token: after every credential word, value_end looks at up to eight tokens of up
-# to 256 characters, so a long message of such words ("pin-pin-pin-…", 32 KB) reads the same
-# tokens again and again (2.4 s for that message, against 0.8 s remembered).
-@functools.lru_cache(maxsize=4096)
+# What credential_shaped said of each token during one message's scan (one_scan): after every
+# credential word, value_end looks at up to eight tokens of up to 256 characters, so a long
+# message of such words ("pin-pin-pin-…", 32 KB) judged the same tokens again and again (2.4 s
+# for that message, 0.8 s remembered). Kept for one scan only, so no token, a credential
+# perhaps, outlives its message in the process.
+_SHAPES: ContextVar[dict | None] = ContextVar("credential_shapes", default=None)
+
+
+def one_scan(function):
+    """Run `function` as one message's scan: credential_shaped remembers its answers until it ends."""
+    @functools.wraps(function)
+    def scanning(*args, **kwargs):
+        if _SHAPES.get() is not None:
+            return function(*args, **kwargs)
+        scope = _SHAPES.set({})
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _SHAPES.reset(scope)
+    return scanning
+
+
 def credential_shaped(token: str, *, previous: str = "") -> bool:
+    memo = _SHAPES.get()
+    if memo is None:
+        return _credential_shaped(token, previous)
+    found = memo.get((token, previous))
+    if found is None:
+        found = memo[(token, previous)] = _credential_shaped(token, previous)
+    return found
+
+
+def _credential_shaped(token: str, previous: str) -> bool:
     """A value that looks like a credential rather than a word of the sentence: enough digits,
     letters mixed with digits, or symbols mixed in. Times, dates and amounts are words of the
     sentence, and so are a year or a date unless the sentence assigns it ("my PIN is 1987")."""
@@ -1156,6 +1185,7 @@ def _postal_pin(text: str, kind: str, start: int, end: int) -> bool:
     return kind == "pin" and bool(_PIN_CODE.search(text[start:end])) and bool(_SIX_DIGITS_NEXT.match(text, end))
 
 
+@one_scan
 def described_credentials(text: str, inner, *, carried: bool = False) -> list[Finding]:
     """Credentials described in words, or hidden or bare, in `text` (normalised by the caller).
     `inner(text)` says whether a decoded base64 string holds a secret (safety.find_secrets).
@@ -1169,6 +1199,7 @@ def described_credentials(text: str, inner, *, carried: bool = False) -> list[Fi
             *_given_to_a_program(text), *_hidden(text, inner)]
 
 
+@one_scan
 def continued_credential(text: str) -> Finding | None:
     """The value at the start of a message that finishes a credential the previous message of
     the same person began ("my password for the tax site is Harbor" / "Lights!2024 — sorry, hit

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from mnemonic import Mnemonic
 
 from memoryapp.credentials import (
-    continued_credential, credential_shaped, credential_words, described_credentials, normalise, original_span,
+    continued_credential, credential_shaped, one_scan, credential_words, described_credentials, normalise, original_span,
 )
 from memoryapp.credential_lexicon import ACCESS_PHRASES, is_access_word
 
@@ -167,6 +167,7 @@ def findings_kept():
         _kept.reset(token)
 
 
+@one_scan  # (one message: credential_shaped remembers its answers until it is scanned)
 def find_secrets(text: str, *, continues: bool = False, carried: bool = False) -> list[SecretFinding]:
     """Every secret in `text`, as spans of `text`. Looked for in the text normalised
     (credentials.normalise: compatibility forms, zero-width characters, look-alike letters,

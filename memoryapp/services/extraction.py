@@ -758,7 +758,6 @@ class SubjectsInTurn:
         self.tenant, self.job = tenant, job
         self.keys: list[str] = []
         self.held: list[str] = []
-        self.backend = None
         self.session = None
 
     def __enter__(self):
@@ -780,9 +779,8 @@ class SubjectsInTurn:
         self.held = []
         with transaction.atomic(), connection.cursor() as cursor:
             # The worker's lock timeout is for row locks; this wait has its own bound.
-            cursor.execute("SELECT set_config('lock_timeout', %s, true), pg_backend_pid()",
+            cursor.execute("SELECT set_config('lock_timeout', %s, true)",
                            [f"{int(SUBJECT_WAIT.total_seconds() * 1000)}ms"])
-            self.backend = cursor.fetchone()[1]
             self.session = connection.connection  # the client side of the connection holding them
             for key in self.keys:
                 self.held.append(key)  # before: an interrupted wait is released too (a spare unlock only warns)

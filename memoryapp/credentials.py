@@ -368,7 +368,7 @@ def _is_date(token: str) -> bool:
 # What credential_shaped said of each token during one message's scan (one_scan): after every
 # credential word, value_end looks at up to eight tokens of up to 256 characters, so a long
 # message of such words ("pin-pin-pin-…", 32 KB) judged the same tokens again and again (2.4 s
-# for that message, 0.8 s remembered). Kept for one scan only, so no token, a credential
+# for that message, 1.2 s remembered). Kept for one scan only, so no token, a credential
 # perhaps, outlives its message in the process.
 _SHAPES: ContextVar[dict | None] = ContextVar("credential_shapes", default=None)
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from mnemonic import Mnemonic
 
 from memoryapp.credentials import (
-    continued_credential, credential_shaped, one_scan, credential_words, described_credentials, normalise, original_span,
+    continued_credential, credential_shaped, credential_words, described_credentials, normalise, one_scan,
+    original_span,
 )
 from memoryapp.credential_lexicon import ACCESS_PHRASES, is_access_word
 

@@ -88,7 +88,8 @@ def _wait_for(condition, seconds: float, what: str, output=lambda: ""):
 
 def _server_pids(data_dir: Path) -> dict:
     pids = {}
-    for name, path in (("postgres", data_dir / "postgres" / "postmaster.pid"), ("redis", data_dir / "redis" / "redis.pid")):
+    for name, path in (("postgres", data_dir / "postgres" / "postmaster.pid"),
+                       ("redis", data_dir / "redis" / "redis.pid")):
         try:
             pids[name] = int(path.read_text().splitlines()[0].strip())
         except (OSError, ValueError, IndexError):
@@ -205,9 +206,14 @@ def test_runs_starting_together_start_one_of_each_and_a_django_process_is_a_user
             both = [subprocess.Popen(
                 [sys.executable, "-m", "memoryapp.embedded", "exec", "--", sys.executable, "-c", USER,
                  str(tmp_path / f"{name}.ready"), str(tmp_path / f"{name}.go"), str(tmp_path / f"{name}.result")],
-                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT) for name, out in (("a", a_out), ("b", b_out))]
-        _wait_for(lambda: all((tmp_path / f"{n}.ready").exists() for n in "ab") or any(p.poll() is not None for p in both),
-                  180, "the two runs never started", lambda: (tmp_path / "a.log").read_text() + (tmp_path / "b.log").read_text())
+                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+                for name, out in (("a", a_out), ("b", b_out))]
+
+        def logs() -> str:
+            return (tmp_path / "a.log").read_text() + (tmp_path / "b.log").read_text()
+
+        _wait_for(lambda: all((tmp_path / f"{n}.ready").exists() for n in "ab")
+                  or any(p.poll() is not None for p in both), 180, "the two runs never started", logs)
         assert len(_redis_servers(data_dir)) == 1, _redis_servers(data_dir)
         pids = _server_pids(data_dir)
 

@@ -266,7 +266,8 @@ class Command(BaseCommand):
                 ],
                 "worker": [
                     os.path.join(bin_dir, "celery"), "-A", "workers.celery", "worker",
-                    "-Q", "extraction,maintenance,erasure", "--concurrency", str(worker_processes), "--loglevel", "INFO",
+                    "-Q", "extraction,maintenance,erasure", "--concurrency", str(worker_processes),
+                    "--loglevel", "INFO",
                 ],
                 "beat": [
                     os.path.join(bin_dir, "celery"), "-A", "workers.celery", "beat",

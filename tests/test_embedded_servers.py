@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.test_runservice import free_port, health, processes_using
+from tests.test_runservice import _wait_for, free_port, health, processes_using
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -74,16 +74,6 @@ class Run:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
-
-
-def _wait_for(condition, seconds: float, what: str, output=lambda: ""):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"{what} within {seconds:g} s:\n{output()}")
 
 
 def _server_pids(data_dir: Path) -> dict:

@@ -654,6 +654,46 @@ def _digit_count(value: str) -> int:
         word.lower().strip(_EDGE_PUNCTUATION) in NUMBER_WORDS for word in value.split())
 
 
+# Where a value would stand, what names one kept elsewhere (detect-secrets' heuristic filters
+# drop the same): a variable or a template to be filled in ("${DB_PASSWORD}", "$API_TOKEN",
+# "{{ secrets.NPM_TOKEN }}", "<YOUR_TOKEN_HERE>", "%(password)s", "vault('db/pass')"), a setting left null or
+# boolean, or the name of the variable or file that holds the secret ("TF_VAR_db_password",
+# "/run/secrets/db_password").
+_REFERENCE = re.compile(
+    r"""(?i)^[\s:=]*["'`]?(?:\$\{|\$\(|\{\{|\{%|%\(|\$(?-i:[A-Z_][A-Z0-9_]*)\b|<[^<>\s]+>|"""
+    r"""(?:secrets|env|vars|process\.env|os\.environ)[.\[]|[A-Za-z_][\w.]*\(["']|"""
+    r"""(?:null|none|nil|true|false|undefined)(?![\w-]))""")
+# (a lowercase name holds no digit: "my_password1" is a password, "db_password" a setting)
+_SECRET_NAME = re.compile(r"^(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z]+(?:_[a-z]+)+|"
+                          r"[A-Za-z]+(?:_[A-Za-z]+){2,}|[~.]?/[\w./-]+)$")
+# A credential word that is part of such a reference names the secret, it does not give it.
+# (so is one inside a path, or given to a function: "/run/secrets/db_password", "vault('secret/…')")
+_INSIDE_REFERENCE = re.compile(r"(?:\$\{?|\{\{\s*|%\(|\b(?:secrets|env|vars)\.|\w\(['\"]?|"
+                               r"(?:^|[\s\"'=:])[~.]?/(?:[\w.-]+/)*)$")
+
+
+def refers_elsewhere(value: str) -> bool:
+    """Whether `value` (the text where a credential's value would start) names a secret kept
+    elsewhere rather than giving one."""
+    if _REFERENCE.match(value):
+        return True
+    first = value.strip(" \t:=\"'`").split(maxsplit=1)
+    token = first[0].rstrip(",;:.)\"'`") if first else ""
+    return bool(_SECRET_NAME.match(token)) and bool(credential_words(re.sub(r"[_./-]", " ", token)))
+
+
+def _inside_reference(text: str, start: int) -> bool:
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
+    if text[start:start + 1] == "$":
+        return True
+    return bool(_INSIDE_REFERENCE.search(text[max(0, start - 20):start]))
+
+
+# A setting's name and its value in one token ("DB_HOST=localhost"): the name says what the value is.
+_SETTING = re.compile(r"^([A-Za-z_][\w.-]*)=(.+)$")
+
+
 _NAMES_THE_NETWORK = re.compile(r"(?i)\s*(?:is|was|'s)?\s*(?:called|named)\b")
 
 
@@ -669,6 +709,8 @@ def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
         if end is None:
             continue
         value = text[name_end:end]
+        if refers_elsewhere(text[name_end:name_end + 200]) or refers_elsewhere(value.split()[-1] if value.split() else ""):
+            continue  # "DB_PASSWORD=${DB_PASSWORD}", "password: null", "pass it with TF_VAR_DB_PASSWORD"
         if kind == "card_number" and (_digit_count(value) < CARD_DIGITS or not _card_grouped(value)
                                       or _counted_before_digits(value)):
             continue
@@ -984,6 +1026,13 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
     names_a_name = {i for i, (_, word, _) in enumerate(words) if word.lower() in _NAME_WORDS}
     findings = []
     for count, end_count, start, end, shape in candidates:
+        token = text[start:end]
+        setting = _SETTING.match(token)
+        # "DB_HOST=localhost" beside "DB_PASSWORD=…" is the host, "$DB_PASS" a variable; but a
+        # random value is a secret whatever its setting is called ("OPENWEATHER_KEY=74ab…")
+        if refers_elsewhere(token) or setting and shape not in ("random", "random_mixed") and (
+                not credential_words(re.sub(r"[_.-]", " ", setting[1])) or refers_elsewhere(setting[2])):
+            continue
         near = _near(words, sentence, count, end_count,
                      reach=_SENTENCE_REACH if shape in ("strong", "strong_symbol", "random", "random_mixed")
                      else _CONTEXT_REACH)
@@ -1194,9 +1243,56 @@ def described_credentials(text: str, inner, *, carried: bool = False) -> list[Fi
     names = credential_words(text)
     postal = [(start, end) for kind, start, end in names if _postal_pin(text, kind, start, end)] \
         if any(kind == "pin" for kind, _, _ in names) and _DELIVERY.search(text) and not _BANKING.search(text) else []
-    names = [name for name in names if not any(start <= name[1] < end for start, end in postal)]
+    names = [name for name in names if not any(start <= name[1] < end for start, end in postal)
+             and not _inside_reference(text, name[1])]
     return [*_worded(text, names), *_value_first(text, names), *_scored(text, names, carried=carried),
-            *_given_to_a_program(text), *_hidden(text, inner)]
+            *_given_to_a_program(text), *_hidden(text, inner), *filter(None, [cut_short(text)])]
+
+
+# --- a value cut short at the end of a message -------------------------------------------------
+
+# What says "the value follows" in the common languages: an assignment ("is", ":", "c'est"), or
+# the start of a value given in parts ("starts with", "first part").
+_STARTS = (r"starts?\s+with|begins?\s+with|first\s+part(?:\s+is)?|commence\s+par|premi[eè]re\s+partie|"
+           r"(?:empieza|comienza)\s+(?:con|por)|primera\s+parte|(?:comincia|inizia)\s+(?:con|per)|prima\s+parte|"
+           r"(?:beginnt|fängt)\s+mit|erster?\s+teil|begint\s+met|eerste\s+deel|(?:começa|comeca)\s+(?:com|por)|"
+           r"primeira\s+parte|begynner\s+med|börjar\s+med|begynder\s+med|zaczyna\s+się\s+od|pierwsza\s+część")
+_CUT_SHORT = re.compile(r"(?i)(?:(?<=\s)|^)(?:(?P<start>" + _STARTS + r")|(?P<assigned>[^\s:=]+|[:=]))"
+                        r"\s*[:=]?\s*(?P<value>[^\s\[\]]{1,8})[\s.,;:!?…—–-]*$")
+_CUT_SHORT_REACH = 60
+
+
+def cut_short(text: str) -> Finding | None:
+    """A value too short to be a credential by itself, left at the very end of a message right
+    after a credential's name and "is" or "starts with" ("the code they sent is 482", "gym app
+    pw starts with Squat", "le digicode c'est 27"): a credential given in parts, whose rest
+    follows in the sender's next message (safety.ends_with_credential_word reads the marker).
+    Digits count after any assignment; a capitalised or mixed word only after "starts with" or
+    "=" ("my password is Long" says what it is like)."""
+    match = _CUT_SHORT.search(text[-(_CUT_SHORT_REACH + 20):])
+    if match is None:
+        return None
+    offset = max(0, len(text) - (_CUT_SHORT_REACH + 20))
+    cue = (match["start"] or match["assigned"]).lower()
+    if not match["start"] and cue not in _ASSIGNMENT:
+        return None
+    value = match["value"].strip(_EDGE_PUNCTUATION)
+    if not value or refers_elsewhere(value):
+        return None
+    digits = any(c.isdigit() for c in value)
+    worded = not digits and value[:1].isupper() and (match["start"] or cue in ("=", ":")) and value.isalnum()
+    if not (digits or worded) or _is_date(value) or _TIME.match(value) or _YEAR.match(value):
+        return None
+    before = text[max(0, offset + match.start() - _CUT_SHORT_REACH):offset + match.start()]
+    names = [n for n in credential_words(before) if not _inside_reference(before, n[1])]
+    if not names:
+        return None
+    kind, _, name_end = names[-1]
+    following = before[name_end:].split()[:1]
+    if following and following[0].strip(_EDGE_PUNCTUATION).lower() in _DESCRIBED:
+        return None  # "my password manager is …"
+    return Finding("access_code" if kind == "code" else "password" if kind == "pass" else kind,
+                   offset + match.start("value"), offset + match.end("value"))
 
 
 @one_scan
@@ -1218,8 +1314,32 @@ def continued_credential(text: str) -> Finding | None:
         words = text[start:end].split()[:-1] if end is not None else []
         if end is not None and all(w.strip(":,").lower() in _PART_WORDS for w in words):
             return Finding("password", start, end)
-        return None
-    return Finding("password", 0, end) if end is not None else None
+        return _rest_of_value(text)
+    if end is not None:
+        return Finding("password", 0, end)
+    return _rest_of_value(text)
+
+
+_REST_REACH = 4  # words: "and then", "e finisce con", "og slutter med", "reszta"
+
+
+def _rest_of_value(text: str) -> Finding | None:
+    """The rest of a value the previous message left off, however short, after a few plain words
+    in any language ("915. it's for my paypal", "e finisce con _Rosso88", "reszta 415"): the
+    first word with a digit, a symbol or a capital inside it. Only read where the previous
+    message stopped at a credential's value (safety.follows_credential)."""
+    words = list(itertools.islice(_words(text, 0), _REST_REACH + 1))
+    for count, (raw, word, at) in enumerate(words[:_REST_REACH]):
+        if not word:
+            return None
+        if any(c.isdigit() for c in word) or any(c in _SYMBOLS for c in word) or any(c.isupper() for c in word[1:]):
+            following = words[count + 1][0] if count + 1 < len(words) else ""
+            if _is_date(word) or _TIME.match(word) or (word.isdigit() and raw == word and following.isalpha()):
+                return None  # "we need 4 chairs": a number counts something, the value ends a clause
+            return Finding("password", at, at + len(word))
+        if raw.endswith((".", "!", "?")):
+            return None  # the sentence ended without the rest
+    return None
 
 
 _CONNECTIVE = re.compile(r"(?i)\s*(?:(?:and|then|plus|oh\s+and|also|after\s+that)\b[\s,]*)?")

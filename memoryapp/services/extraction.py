@@ -595,7 +595,7 @@ def _heartbeat(*, tenant: Tenant, job: Job) -> int:
         tenant_activate(tenant=tenant)
         counts = Event.objects.filter(tenant=tenant, job_id=job.id).aggregate(
             total=Count("pk"), done=Count("pk", filter=~Q(status__in=[Event.Status.PENDING, Event.Status.PROCESSING])))
-        job_progress(job_id=job.id, done=counts["done"], total=counts["total"], alive=True)
+        job_progress(job_id=job.id, done=counts["done"], total=counts["total"], token=job.started_at)
     return counts["done"]
 
 

@@ -170,15 +170,19 @@ class Heartbeat:
             connections.close_all()  # this thread's own connections
 
 
-def job_progress(*, job_id, done: int, total: int | None = None, alive: bool = False) -> None:
-    """Record how far the job is; `alive`: and touch updated_at, which tells the sweeper the job's
-    runner is alive, in the same statement."""
+def job_progress(*, job_id, done: int, total: int | None = None, token: datetime | None = None) -> None:
+    """Record how far the job is; with `token` (the attempt's claim), also touch updated_at, which
+    tells the sweeper the job's runner is alive, in the same statement, and only while that
+    attempt still holds the job: one presumed dead and replaced must not keep its successor's
+    job looking alive, nor write its own progress over the successor's."""
     fields = {"progress_done": done}
     if total is not None:
         fields["progress_total"] = total
-    if alive:
+    jobs = Job.objects.filter(id=job_id)
+    if token is not None:
         fields["updated_at"] = timezone.now()
-    Job.objects.filter(id=job_id).update(**fields)
+        jobs = jobs.filter(status=Job.Status.RUNNING, started_at=token)
+    jobs.update(**fields)
 
 
 def job_finish(*, job_id, result: dict | None = None, error: str = "", token: datetime | None = None) -> bool:

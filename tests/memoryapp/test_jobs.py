@@ -128,6 +128,23 @@ def test_an_attempt_that_was_taken_over_records_nothing_when_it_comes_back(tenan
     assert (current.status, current.result, current.started_at) == ("running", None, later)
 
 
+def test_a_replaced_attempts_progress_neither_keeps_the_job_alive_nor_overwrites_its_successors(tenant_a):
+    job = job_create(tenant=tenant_a, kind="export", subject_ref="alice", enqueue=False)
+    old_claim = timezone.now() - timedelta(minutes=5)
+    new_claim = timezone.now() - timedelta(minutes=4)
+    with as_tenant(tenant_a):
+        # the successor's claim, silent since it began: the sweeper must be able to see that
+        Job.objects.filter(pk=job.pk).update(status="running", started_at=new_claim, updated_at=new_claim,
+                                             progress_done=1)
+        jobs.job_progress(job_id=job.pk, done=7, total=9, token=old_claim)
+    stale = _reload(tenant_a, job)
+    assert (stale.updated_at, stale.progress_done) == (new_claim, 1)
+    with as_tenant(tenant_a):
+        jobs.job_progress(job_id=job.pk, done=7, total=9, token=new_claim)
+    alive = _reload(tenant_a, job)
+    assert alive.updated_at > new_claim and (alive.progress_done, alive.progress_total) == (7, 9)
+
+
 def test_a_job_out_of_attempts_is_given_up_when_delivered_again(tenant_a):
     job = job_create(tenant=tenant_a, kind="export", subject_ref="alice", enqueue=False)
     with as_tenant(tenant_a):

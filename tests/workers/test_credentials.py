@@ -158,3 +158,58 @@ def test_a_continuation_opening_with_a_connective_is_redacted(text, secret):
 ])
 def test_a_continuation_with_no_value_is_kept(text):
     assert redact_secrets(text, continues=True)[0] == text
+
+
+# A value's place holding a reference to one kept elsewhere (written for these tests).
+@pytest.mark.parametrize("text", [
+    "the compose file says MYSQL_ROOT_PASSWORD: ${MYSQL_ROOT_PASSWORD} and reads it from the host",
+    "api_token = {{ lookup('env', 'API_TOKEN') }} in the ansible role",
+    "set STRIPE_SECRET=$STRIPE_SECRET before you run it",
+    "our helm values have password: null since the chart generates one",
+    "the docs show secret_key: <paste-your-secret-key> as an example",
+    "keep the key in /etc/app/secrets/signing_key and mount it read-only",
+    "APP_PORT=8080\nAPP_HOST=0.0.0.0\nAPP_SECRET=${APP_SECRET}",
+])
+def test_a_reference_to_a_secret_kept_elsewhere_is_not_one(text):
+    assert redact_secrets(text)[0] == text
+
+
+@pytest.mark.parametrize("text,secret", [
+    ("CACHE_PASSWORD=Velvet!Crane31", "Velvet!Crane31"),                  # a value, not a reference
+    ("WEATHER_KEY=9f2c41d07be8a3351c6e90d4a7f1b2c8", "9f2c41d07be8a3351c6e90d4a7f1b2c8"),  # random, whatever its name
+    ("my password is $ailboat77", "$ailboat77"),                          # a "$" that starts no variable
+])
+def test_a_value_beside_the_reference_rules_is_still_refused(text, secret):
+    assert _hides(text, secret)
+
+
+# A credential given in two messages, the first part too short to be one by itself.
+@pytest.mark.parametrize("first,second,parts", [
+    ("the pin they gave me for the locker is 57", "83, can you remember that", ["57", "83"]),
+    ("my laptop password begins with Otter", "and then 99!z at the end", ["Otter", "99!z"]),
+    ("the one-time code is 3H", "Q72 sorry", ["3H", "Q72"]),
+])
+def test_a_credential_cut_over_two_messages_loses_both_parts(first, second, parts):
+    redacted_first = redact_secrets(first)[0]
+    assert parts[0] not in redacted_first
+    assert ends_with_credential_word(redacted_first)
+    assert parts[1] not in redact_secrets(second, continues=True)[0]
+
+
+@pytest.mark.parametrize("text", [
+    "my password is Long and I hate it",         # what it is like, in the middle of a sentence
+    "the bus to the office is the 42",           # no credential named
+    "my pin code changed in 2019",               # no value after an assignment
+    "the password rules say at least 12",        # a count
+])
+def test_a_short_number_or_word_at_a_message_end_is_kept_without_a_credential_value(text):
+    assert redact_secrets(text)[0] == text
+
+
+def test_a_count_after_a_redacted_credential_is_kept():
+    assert redact_secrets("we booked 3 rooms for the weekend", continues=True)[0] == \
+        "we booked 3 rooms for the weekend"
+
+
+def test_a_password_written_like_a_setting_name_is_still_refused():
+    assert _hides("my gmail password is my_password1", "my_password1")

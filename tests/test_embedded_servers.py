@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.test_runservice import _wait_for, free_port, health, processes_using
+from tests.processes import free_port, health, processes_using, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,7 +57,7 @@ class Run:
                 [sys.executable, "-m", "memoryapp.embedded", "exec", "--", sys.executable, "-c", USER,
                  str(self.ready), str(self.go), str(self.result)],
                 cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-        _wait_for(lambda: self.ready.exists() or self.process.poll() is not None, 180, f"{name} never started",
+        wait_for(lambda: self.ready.exists() or self.process.poll() is not None, 180, f"{name} never started",
                   self.output)
         assert self.ready.exists(), self.output()
 
@@ -119,7 +119,7 @@ def test_overlapping_runs_share_the_servers_and_the_last_one_out_stops_them(tmp_
         assert all(map(_running, pids.values())), pids
         assert second.finish() == "postgres 1\nredis True"
         # The last one out stops them, although it did not start them.
-        _wait_for(lambda: not any(map(_running, pids.values())), 30, "the last user did not stop the servers")
+        wait_for(lambda: not any(map(_running, pids.values())), 30, "the last user did not stop the servers")
 
         # Servers started on purpose (`embedded start`) are nobody's to stop but `embedded stop`'s.
         started = subprocess.run([sys.executable, "-m", "memoryapp.embedded", "start"], cwd=ROOT, env=env,
@@ -135,7 +135,7 @@ def test_overlapping_runs_share_the_servers_and_the_last_one_out_stops_them(tmp_
         for run in runs:
             run.kill()
         _stop_everything(data_dir)
-    _wait_for(lambda: not any(map(_running, pids.values())), 30, "`embedded stop` did not stop the servers")
+    wait_for(lambda: not any(map(_running, pids.values())), 30, "`embedded stop` did not stop the servers")
 
 
 @pytest.mark.slow
@@ -150,7 +150,7 @@ def test_a_service_stopped_while_a_test_run_uses_its_servers_leaves_them_to_the_
                                    env={**env, "PORT": str(port)}, stdout=out, stderr=subprocess.STDOUT)
     run = None
     try:
-        answer = _wait_for(lambda: health(port) or service.poll() is not None, 180, "the service never answered",
+        answer = wait_for(lambda: health(port) or service.poll() is not None, 180, "the service never answered",
                            lambda: log.read_text(errors="replace")[-3000:])
         assert answer is not True and answer[0] == 200, log.read_text(errors="replace")[-3000:]
         pids = _server_pids(data_dir)
@@ -161,7 +161,7 @@ def test_a_service_stopped_while_a_test_run_uses_its_servers_leaves_them_to_the_
         assert all(map(_running, pids.values())), pids
         assert run.finish() == "postgres 1\nredis True"
         # The service asked for everything to stop with it: the run, last out, did it.
-        _wait_for(lambda: not any(map(_running, pids.values())), 30, "the servers outlived their last user")
+        wait_for(lambda: not any(map(_running, pids.values())), 30, "the servers outlived their last user")
         time.sleep(1)
         assert processes_using(data_dir) == []
     finally:
@@ -202,7 +202,7 @@ def test_runs_starting_together_start_one_of_each_and_a_django_process_is_a_user
         def logs() -> str:
             return (tmp_path / "a.log").read_text() + (tmp_path / "b.log").read_text()
 
-        _wait_for(lambda: all((tmp_path / f"{n}.ready").exists() for n in "ab")
+        wait_for(lambda: all((tmp_path / f"{n}.ready").exists() for n in "ab")
                   or any(p.poll() is not None for p in both), 180, "the two runs never started", logs)
         assert len(_redis_servers(data_dir)) == 1, _redis_servers(data_dir)
         pids = _server_pids(data_dir)
@@ -220,7 +220,7 @@ def test_runs_starting_together_start_one_of_each_and_a_django_process_is_a_user
                   % (str(tmp_path / "django.ready"), str(tmp_path / "django.go")))
         django = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, text=True)
-        _wait_for(lambda: (tmp_path / "django.ready").exists() or django.poll() is not None, 120,
+        wait_for(lambda: (tmp_path / "django.ready").exists() or django.poll() is not None, 120,
                   "the Django process never started")
         for name, process in zip("ab", both):
             (tmp_path / f"{name}.go").touch()
@@ -237,7 +237,7 @@ def test_runs_starting_together_start_one_of_each_and_a_django_process_is_a_user
         last = Run(tmp_path, "last", env)
         runs.append(last)
         assert last.finish() == "postgres 1\nredis True"
-        _wait_for(lambda: not any(map(_running, pids.values())), 30, "the last run did not stop the servers")
+        wait_for(lambda: not any(map(_running, pids.values())), 30, "the last run did not stop the servers")
     finally:
         for run in runs:
             run.kill()

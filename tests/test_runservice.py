@@ -1,50 +1,21 @@
 """The README's run command: it serves, restarts a process that dies (and gives up, saying why,
 on one that keeps dying), and on SIGTERM stops every process it started, including the embedded
 PostgreSQL and Redis (which would otherwise outlive it)."""
-import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import psutil
 import pytest
 
 from memoryapp.management.commands.runservice import ServerWatch, Supervisor
+from tests.processes import free_port, health, processes_using, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def processes_using(data_dir: Path) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["cmdline"]):
-        try:
-            if any(str(data_dir) in part for part in (proc.info["cmdline"] or [])):
-                found.append(proc)
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue
-    return found
-
-
-def health(port: int):
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/health", timeout=5) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:  # 503: the body names what is failing
-        return error.code, json.loads(error.read())
-    except OSError:
-        return None
 
 
 def celery_worker_of(service: subprocess.Popen) -> psutil.Process | None:
@@ -166,16 +137,6 @@ def test_a_process_that_keeps_dying_makes_the_supervisor_give_up_and_say_why():
     assert all(child.process.poll() is not None for child in supervisor.children)
 
 
-def _wait_for(condition, seconds: float, what: str, output=lambda: ""):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.5)
-    raise AssertionError(f"{what} within {seconds:g} s:\n{output()[-3000:]}")
-
-
 def _pid_in(path: Path) -> int:
     return int(path.read_text().splitlines()[0].strip())
 
@@ -206,7 +167,7 @@ def test_a_second_run_refuses_killed_servers_come_back_and_make_stop_stops_the_s
         return answer is not None and answer[0] == 200
 
     try:
-        _wait_for(lambda: healthy() or service.poll() is not None, 180, "the service never answered", output)
+        wait_for(lambda: healthy() or service.poll() is not None, 180, "the service never answered", output)
         assert healthy(), output()[-3000:]
         children = psutil.Process(service.pid).children(recursive=True)
 
@@ -224,14 +185,14 @@ def test_a_second_run_refuses_killed_servers_come_back_and_make_stop_stops_the_s
             service.send_signal(signal.SIGSTOP)
             try:
                 os.kill(old_pid, signal.SIGKILL)
-                _wait_for(lambda: _dead(old_pid), 10, f"{name} did not die")
-                answer = _wait_for(lambda: (a := health(port)) and a[0] == 503 and a, 30,
+                wait_for(lambda: _dead(old_pid), 10, f"{name} did not die")
+                answer = wait_for(lambda: (a := health(port)) and a[0] == 503 and a, 30,
                                    f"health did not report the dead {name}", output)
                 assert answer[1]["error"]["details"]["failing"] == [part], answer
             finally:
                 service.send_signal(signal.SIGCONT)
             # (Health may pass a moment before the supervisor's line about it is written.)
-            _wait_for(lambda: healthy() and f"the embedded {name} is running again" in output(), 60,
+            wait_for(lambda: healthy() and f"the embedded {name} is running again" in output(), 60,
                       f"the service did not recover from the killed {name}", output)
             assert _pid_in(pid_file) != old_pid and service.poll() is None
     finally:
@@ -307,14 +268,14 @@ def test_the_supervised_processes_die_with_a_supervisor_killed_with_sigkill(tmp_
     )
     supervisor = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=dict(os.environ))
     try:
-        _wait_for(lambda: pid_file.exists() and pid_file.read_text(), 30, "the supervisor did not start its child")
+        wait_for(lambda: pid_file.exists() and pid_file.read_text(), 30, "the supervisor did not start its child")
         child = psutil.Process(int(pid_file.read_text()))
         assert alive([child]) == [child.pid]
     finally:
         supervisor.kill()
         supervisor.wait()
     try:
-        _wait_for(lambda: not alive([child]), 10, "the child outlived its SIGKILLed supervisor")
+        wait_for(lambda: not alive([child]), 10, "the child outlived its SIGKILLed supervisor")
     finally:
         if alive([child]):  # (a failure must not leave it sleeping behind the test run)
             child.kill()

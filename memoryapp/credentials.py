@@ -654,40 +654,206 @@ def _digit_count(value: str) -> int:
         word.lower().strip(_EDGE_PUNCTUATION) in NUMBER_WORDS for word in value.split())
 
 
+# A value masked or left to be filled in says nothing ("REDACTED", "********", "sk_live_••••3xQ9",
+# "your-password-here", "changeme"; "changeme2024!" is a password).
+_MASKED = (r"(?i:redacted|removed|hidden|masked|changeme|change[-_]me|x{3,}|\*{3,}|todo|tbd|n/a|"
+           r"your[-_][\w-]*[-_]here|[\w-]{0,12}•{3,}[\w-]{0,6})")
+# (a lowercase name holds no digit: "env.prod7k2m9x4q1" is a token)
+_NAME = r"(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*|[a-z]+(?:_[a-z]+)*|[a-z]+(?:[A-Z][a-z]+)+)"
 # Where a value would stand, what names one kept elsewhere (detect-secrets' heuristic filters
 # drop the same): a variable or a template to be filled in ("${DB_PASSWORD}", "$API_TOKEN",
 # "{{ secrets.NPM_TOKEN }}", "<YOUR_TOKEN_HERE>", "%(password)s", "vault('db/pass')"), a setting left null or
 # boolean, or the name of the variable or file that holds the secret ("TF_VAR_db_password",
-# "/run/secrets/db_password").
+# "/run/secrets/db_password"). Only the whole value: "${HOME}Summer2024!" and "$ailboat77" give
+# a password, and a name read after "env." or "secrets." must look like a name, not like a key
+# ("env.Kx9mQ2vL7pR4wT8").
 _REFERENCE = re.compile(
-    r"""(?i)^[\s:=]*["'`]?(?:\$\{|\$\(|\{\{|\{%|%\(|\$(?-i:[A-Z_][A-Z0-9_]*)\b|<[^<>\s]+>|"""
-    r"""(?:secrets|env|vars|process\.env|os\.environ)[.\[]|[A-Za-z_][\w.]*\(["']|"""
-    r"""(?:null|none|nil|true|false|undefined)(?![\w-]))""")
-# (a lowercase name holds no digit: "my_password1" is a password, "db_password" a setting)
+    r"(?:\$\{[A-Za-z_][\w.]{0,80}(?::?\?[^}\n]{0,200})?\}|\$\{\{[^{}\n]{0,200}\}\}|\$\([^()\n]{0,200}\)"
+    r"|\$[A-Z_][A-Z0-9_]*|\{\{[^{}\n]{0,200}\}\}|\{%[^%\n]{0,200}%\}|<%=?[^%\n]{0,200}%>|%\(\w+\)s"
+    r"|%env\([^()\n]{0,200}\)%|<[A-Za-z][A-Za-z_ -]{0,60}>"
+    r"|(?:secrets|env|vars?|ENV|process\.env|os\.environ)(?:\." + _NAME + r"|\[[\"']" + _NAME + r"[\"']\])+"
+    r"|op://[\w./ -]+|arn:aws[\w-]*:(?:secretsmanager|ssm):[\w:/+=,.@-]+"
+    r"|(?i:null|none|nil|true|false|undefined)|" + _MASKED + ")"
+    r"(?=[\s\"'`,;)\]}]|$)")
+# A function that looks a secret up by its name ("vault('secret/data/api#db_pass')",
+# "os.getenv('DB_PASSWORD')", "lookup('env', 'API_TOKEN')"): its arguments are names or paths
+# and its fallback, if any, is empty; "env('DB_PASSWORD', 'L4ravel_Sunset!')" gives the password.
+_CALL = re.compile(r"[A-Za-z_][\w.:]*\((?P<args>(?:[^()\n]|\([^()\n]*\))*)\)(?=[\s\"'`,;)\]}]|$)")
+_ARGUMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z_.#:-]*|[\w.#:-]*/[\w./#:-]*|")
+
+
+def _looks_up_by_name(value: str) -> bool:
+    call = _CALL.match(value)
+    return call is not None and all(
+        _ARGUMENT_NAME.fullmatch(argument.strip().strip("\"'`")) for argument in call["args"].split(","))
+
+
+# The name of a variable or a file that holds a secret ends with what it holds ("db_password",
+# "TF_VAR_db_password", "/run/secrets/api_token"); "secret_garden" is a password, and a
+# lowercase name holds no digit ("my_password1" is a password too).
 _SECRET_NAME = re.compile(r"^(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z]+(?:_[a-z]+)+|"
                           r"[A-Za-z]+(?:_[A-Za-z]+){2,}|[~.]?/[\w./-]+)$")
 # A credential word that is part of such a reference names the secret, it does not give it.
-# (so is one inside a path, or given to a function: "/run/secrets/db_password", "vault('secret/…')")
-_INSIDE_REFERENCE = re.compile(r"(?:\$\{?|\{\{\s*|%\(|\b(?:secrets|env|vars)\.|\w\(['\"]?|"
-                               r"(?:^|[\s\"'=:])[~.]?/(?:[\w.-]+/)*)$")
+# (so is one inside a path, or given to a function: "/run/secrets/db_password", "vault('secret/…')");
+# but a dotted setting given a value is a setting ("secrets.password: Xk8#pq2Lz").
+_INSIDE_REFERENCE = re.compile(r"(?:\$[{(]?|\{\{\s*|<|%\(|\b(?:secrets|env|vars?)\.|\b(?:environ|env|ENV)\[['\"]"
+                               r"|\w\(['\"]?|(?:^|[\s\"'=:])[~.]?/(?:[\w.-]+/)*)$")
+_ASSIGNED = re.compile(r"[\w.-]{0,64}[\"'\]]*\s*(?::(?!-)|=)\s*\S")
 
 
 def refers_elsewhere(value: str) -> bool:
     """Whether `value` (the text where a credential's value would start) names a secret kept
     elsewhere rather than giving one."""
-    if _REFERENCE.match(value):
+    value = value[_LEAD.match(value).end():]
+    if _REFERENCE.match(value) or _looks_up_by_name(value):
         return True
-    first = value.strip(" \t:=\"'`").split(maxsplit=1)
+    first = value.split(maxsplit=1)
     token = first[0].rstrip(",;:.)\"'`") if first else ""
-    return bool(_SECRET_NAME.match(token)) and bool(credential_words(re.sub(r"[_./-]", " ", token)))
+    if _DOTTED.fullmatch(token):  # "settings.STRIPE_SECRET_KEY", "var.db_password", "config.password"
+        first, last = token.split(".", 1)[0], token.rsplit(".", 1)[1]
+        # (code's first name is lowercase: "Guest.Password" is a password)
+        return first[:1].islower() and _ends_with_credential_word(last) and (
+            bool(_SECRET_NAME.match(last)) or last.isalpha() and last.islower())
+    return bool(_SECRET_NAME.match(token)) and _ends_with_credential_word(token)
+
+
+# What stands between a credential's name and its value: quotes closing the name, and "=", ":",
+# "=>", ":=", "->" ("'password' => env('DB_PASSWORD', '')").
+_LEAD = re.compile(r"[\s\"'`\]]*(?:=>|:=|->|[:=])?[\s\"'`]*")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
+def _ends_with_credential_word(name: str) -> bool:
+    spaced = re.sub(r"[_./-]", " ", name).rstrip()
+    return any(end == len(spaced) for _, _, end in credential_words(spaced))
 
 
 def _inside_reference(text: str, start: int) -> bool:
+    at = start
     while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
         start -= 1
+    if _ASSIGNED.match(text, at):
+        return False
     if text[start:start + 1] == "$":
         return True
     return bool(_INSIDE_REFERENCE.search(text[max(0, start - 20):start]))
+
+
+# A message points at secrets kept elsewhere when it holds a reference that names one: a
+# template or a variable ("${MYSQL_ROOT_PASSWORD}", "$CI_REGISTRY_PASSWORD"), a lookup in the
+# environment or a store ('getenv("KEYSTORE_PASSWORD")', "op://vault/db/password"), a secrets
+# file, or a credential's setting left masked ("SECRET_KEY=xxxxxxxx"). Bounded: each match reads
+# at most a line's worth from where it starts.
+_KEPT_ELSEWHERE = re.compile(
+    r"\$\{\{?[^{}\n]{0,200}\}\}?|\{\{[^{}\n]{0,200}\}\}|\$\([^()\n]{0,200}\)|\$[A-Z_][A-Z0-9_]{2,}\b"
+    r"|<%=?[^%\n]{0,200}%>|%env\([^()\n]{0,200}\)"
+    r"|\b(?:getenv|Getenv|GetEnvironmentVariable|environ\.get|environ|ENV|env|vault|lookup)[(\[][^()\[\]\n]{0,200}"
+    r"|\bprocess\.env\.\w+|op://\S{1,200}|/run/secrets/\S{1,200}"
+    r"|[\w.-]{1,60}[\"']?\s*[:=]\s*[\"']?" + _MASKED + r"(?=[\s\"'`,;)\]}]|$)")
+_NAMES_A_CREDENTIAL = re.compile(r"(?i)pass|pwd|secret|token|key|cred|auth|pin\b")
+
+
+def names_secrets_kept_elsewhere(text: str) -> bool:
+    """Whether `text` points at secrets kept elsewhere (_KEPT_ELSEWHERE), or every credential it
+    names is kept elsewhere: named by a variable or a file ("DB_PASSWORD se queda en el vault").
+    Such a message talks about where secrets live; the rules have read it for values given
+    beside (the classifier, which reads what a message is about, is not asked)."""
+    if any(_NAMES_A_CREDENTIAL.search(match[0]) for match in _KEPT_ELSEWHERE.finditer(text)):
+        return True
+    names = credential_words(text)
+    return bool(names) and all(
+        _inside_reference(text, start) or refers_elsewhere(text[end:end + 200]) or _names_a_variable(text, start, end)
+        for _, start, end in names)
+
+
+def _names_a_variable(text: str, start: int, end: int) -> bool:
+    """Whether the credential word at text[start:end] is part of a variable's name that is
+    talked about, not given a value ("DB_PASSWORD stays in the vault"; not "my DB_PASSWORD is …")."""
+    token = _token_at(text, start, end)
+    if not (_SECRET_NAME.match(token) and _ends_with_credential_word(token)):
+        return False
+    after = text.find(token, max(0, start - len(token))) + len(token)
+    following = text[after:after + 12].split()
+    return not (text[after:after + 1] in ":=" or following and following[0].lower() in _ASSIGNMENT)
+
+
+def _token_at(text: str, start: int, end: int) -> str:
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_./"):
+        start -= 1
+    while end < len(text) and (text[end].isalnum() or text[end] in "_./"):
+        end += 1
+    return text[start:end].rstrip("./")
+
+
+# Where a configuration or code holds references, a value inside one is part of a lookup
+# ("$(pass show work/vpn)", "{{ .Values.db.password }}"), not a secret given.
+_REFERENCE_IN_TEXT = re.compile(r"\$\{[A-Za-z_][\w.]{0,80}(?::?\?[^}\n]{0,200})?\}|\$\{\{[^{}\n]{0,200}\}\}"
+                                r"|\$\([^()\n]{0,200}\)|\{\{[^{}\n]{0,200}\}\}|\{%[^%\n]{0,200}%\}|<%=?[^%\n]{0,200}%>"
+                                r"|%env\([^()\n]{0,200}\)%")
+_MAY_REFER = re.compile(r"[$%{]")
+# A key of a configuration, not its value: "ansible_user:", "retries:".
+_KEY = re.compile(r"[\"']?[A-Za-z_][\w.-]*[\"']?:")
+# An identifier made of words ("aws_db_instance", "ansible_user"): a name in code, not a value.
+_SNAKE_WORDS = re.compile(r"[\"'`(]*[a-z]+(?:_[a-z]+)+[\"'`),;]*")
+
+
+# A lookup's fallback is a value given in the open: "os.getenv('SECRET_KEY', 'dj-8f#k2@q!x7m')",
+# "env('DB_PASSWORD', 'L4ravel_Sunset!')", "${DB_PASSWORD:-Pelican_Row_12}", Spring's "${key:AIza…}".
+_FALLBACK = re.compile(r"""\b(?:getenv|Getenv|get|env|getProperty|fetch|lookup)\(\s*["'][^"'\n]{1,80}["']\s*,\s*"""
+                       r"""(["'])(?P<call>[^"'\n]{4,200})\1"""
+                       r"""|\$\{[A-Za-z_][\w.-]{0,80}(?::-|:)(?P<default>[^}\s]{4,200})\}""")
+
+
+def _fallbacks(text: str) -> list[Finding]:
+    if "(" not in text and "${" not in text:
+        return []
+    found = []
+    for match in _FALLBACK.finditer(text):
+        group = "call" if match["call"] is not None else "default"
+        value = match[group]
+        # (strong or random: "os.getenv('PORT', '8080')" and "${HOST:-localhost}" are no secrets)
+        if _shape(value, "") in ("strong", "strong_symbol", "random", "random_mixed") and not refers_elsewhere(value):
+            found.append(Finding("password", match.start(group), match.end(group)))
+    return found
+
+
+def _names_a_setting(text: str, value_start: int, value_end: int) -> bool:
+    """Whether the value read after a credential's name is instead another setting's key (the
+    last word of its line, ending with ":") or a credential's name itself ("key: password")."""
+    raw = text[value_start:value_end].rstrip()
+    value = raw.strip(" \t\n:=\"'")
+    if not value:
+        return False
+    line_end = text.find("\n", value_end)
+    line_rest = text[value_end:line_end if line_end >= 0 else len(text)]
+    key = raw.split()[-1]
+    if raw.endswith(":") and _KEY.fullmatch(key) and not any(c.isdigit() for c in key) and not line_rest.strip() \
+            and line_end >= 0:
+        return True  # (the configuration goes on below it; "wifi password: Sunset42:" is a value)
+    return _whole_word_names_credential(value)
+
+
+def _whole_word_names_credential(value: str) -> bool:
+    return bool(value) and " " not in value and any(
+        start == 0 and end == len(value) for _, start, end in credential_words(value))
+
+
+def _names_rather_than_gives(text: str, start: int, end: int, references: list[tuple[int, int]]) -> bool:
+    """Whether the candidate value text[start:end], found near a credential's name, names or
+    points at something rather than giving a secret: a reference or a lookup by name
+    ("$API_TOKEN", "<YOUR_TOKEN_HERE>", "settings.STRIPE_SECRET_KEY"), a part of one, a
+    configuration's key, an identifier in words ("aws_db_instance"; the worded forms read
+    "my password is secret_garden"), or text ending with a secret's name
+    ('log.Fatal("GITHUB_TOKEN' in 'log.Fatal("GITHUB_TOKEN not set")')."""
+    token = text[start:end]
+    if refers_elsewhere(text[start - (start > 0 and text[start - 1] in "<$"):start + 200]):
+        return True
+    if any(ref_start <= start and end <= ref_end for ref_start, ref_end in references):
+        return True
+    if _KEY.fullmatch(token) and (end == len(text) or text[end].isspace()) or _SNAKE_WORDS.fullmatch(token):
+        return True
+    tail = re.search(r"[A-Za-z][\w]*$", token.rstrip("\"'`,;:)"))
+    return bool(tail) and tail.start() > 0 and bool(_SECRET_NAME.match(tail[0])) and _ends_with_credential_word(tail[0])
 
 
 # A setting's name and its value in one token ("DB_HOST=localhost"): the name says what the value is.
@@ -709,8 +875,11 @@ def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
         if end is None:
             continue
         value = text[name_end:end]
-        if refers_elsewhere(text[name_end:name_end + 200]) or refers_elsewhere(value.split()[-1] if value.split() else ""):
+        last_word = value.split()[-1] if value.split() else ""
+        if refers_elsewhere(text[name_end:name_end + 200]) or refers_elsewhere(last_word):
             continue  # "DB_PASSWORD=${DB_PASSWORD}", "password: null", "pass it with TF_VAR_DB_PASSWORD"
+        if _names_a_setting(text, name_end, end):
+            continue  # "- name: DB_PASSWORD\n  valueFrom:", "key: password": a configuration's names
         if kind == "card_number" and (_digit_count(value) < CARD_DIGITS or not _card_grouped(value)
                                       or _counted_before_digits(value)):
             continue
@@ -1025,13 +1194,16 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
     accounts = {i for i, (_, word, _) in enumerate(words) if word.lower() in _ACCOUNT_WORDS}
     names_a_name = {i for i, (_, word, _) in enumerate(words) if word.lower() in _NAME_WORDS}
     findings = []
+    references = [m.span() for m in _REFERENCE_IN_TEXT.finditer(text)] if _MAY_REFER.search(text) else []
     for count, end_count, start, end, shape in candidates:
         token = text[start:end]
         setting = _SETTING.match(token)
         # "DB_HOST=localhost" beside "DB_PASSWORD=…" is the host, "$DB_PASS" a variable; but a
         # random value is a secret whatever its setting is called ("OPENWEATHER_KEY=74ab…")
-        if refers_elsewhere(token) or setting and shape not in ("random", "random_mixed") and (
-                not credential_words(re.sub(r"[_.-]", " ", setting[1])) or refers_elsewhere(setting[2])):
+        # (the shape of a setting's value, not of "NAME=value": "DB_HOST=10.0.3.14" is no key)
+        if (setting and _shape(setting[2], "") not in ("random", "random_mixed") and (
+                not credential_words(re.sub(r"[_.-]", " ", setting[1])) or refers_elsewhere(setting[2]))
+                or _names_rather_than_gives(text, start, end, references)):
             continue
         near = _near(words, sentence, count, end_count,
                      reach=_SENTENCE_REACH if shape in ("strong", "strong_symbol", "random", "random_mixed")
@@ -1246,7 +1418,7 @@ def described_credentials(text: str, inner, *, carried: bool = False) -> list[Fi
     names = [name for name in names if not any(start <= name[1] < end for start, end in postal)
              and not _inside_reference(text, name[1])]
     return [*_worded(text, names), *_value_first(text, names), *_scored(text, names, carried=carried),
-            *_given_to_a_program(text), *_hidden(text, inner), *filter(None, [cut_short(text)])]
+            *_given_to_a_program(text), *_hidden(text, inner), *_fallbacks(text), *filter(None, [cut_short(text)])]
 
 
 # --- a value cut short at the end of a message -------------------------------------------------
@@ -1260,6 +1432,43 @@ _STARTS = (r"starts?\s+with|begins?\s+with|first\s+part(?:\s+is)?|commence\s+par
 _CUT_SHORT = re.compile(r"(?i)(?:(?<=\s)|^)(?:(?P<start>" + _STARTS + r")|(?P<assigned>[^\s:=]+|[:=]))"
                         r"\s*[:=]?\s*(?P<value>[^\s\[\]]{1,8})[\s.,;:!?…—–-]*$")
 _CUT_SHORT_REACH = 60
+# What opens a phrase that says which credential is meant, not what else is: a preposition, a
+# pronoun opening a relative clause, in the common languages.
+_QUALIFIER_OPENS = frozenset(
+    "for to of on at from in into with by that which who the you they i we he she it my our your his her their "
+    "i've you've they've we've i'd de du des d' del della dello di da do dos das na no pour par para per que qui "
+    "je tu il elle nous vous ils on für von vom zum zur fürs zu ich er sie wir ihr man van voor bij til på av "
+    "för till dla od now changed updated reset new".split())
+_QUALIFIER_WORDS = 6
+
+
+# What makes "pin 18" or "code 137" a board's pin, a program's exit code or a pass a ticket
+# rather than a credential given tersely.
+_TECHNICAL = frozenset("gpio analog analogue digital input output data power ground reset exit return status error "
+                       "http https response ascii unicode color colour icd hs tax product item promo discount coupon "
+                       "voucher referral invite tracking booking order area zip postal country dial".split())
+_TERSE_REACH = 3  # words before the name: "alarm disarm code 0", "the storage unit code 4"
+
+
+def _named_tersely(text: str, *, colon: bool) -> str | None:
+    """The kind of credential the last word of `text` names, read in its sentence (so "postal
+    code" is not one), where it can stand right before its value with nothing between: after a
+    colon ("mfa: 20"), or near the start of a message, with no preposition or technical word
+    before it ("voicemail pin 8", "PIN 2"; not "connect the LED to pin", "exit code", "day pass")."""
+    window = text[-80:]
+    kind = next((kind for kind, start, end in credential_words(window)
+                 if end == len(window) and not _inside_reference(window, start)), None)
+    if kind is None or kind == "pass" and not colon:
+        return None
+    words = [word.strip(_EDGE_PUNCTUATION).lower() for word in text.split()[:-1]]
+    if colon:
+        return kind if not words or words[-1] not in _TECHNICAL else None
+    if len(words) > _TERSE_REACH or any(word in _LOCATING or word in _TECHNICAL for word in words):
+        return None
+    return kind
+
+
+_LOCATING = frozenset("to on at from into onto via in of with".split())
 
 
 def cut_short(text: str) -> Finding | None:
@@ -1267,30 +1476,55 @@ def cut_short(text: str) -> Finding | None:
     after a credential's name and "is" or "starts with" ("the code they sent is 482", "gym app
     pw starts with Squat", "le digicode c'est 27"): a credential given in parts, whose rest
     follows in the sender's next message (safety.ends_with_credential_word reads the marker).
-    Digits count after any assignment; a capitalised or mixed word only after "starts with" or
-    "=" ("my password is Long" says what it is like)."""
+    Digits count after any assignment; a capitalised or mixed word only after "starts with",
+    ":" or "=", or last after "is" ("my password is Long and I hate it" says what it is like).
+    The name right before the value is a cue for a few digits only, and only where it names a
+    credential plainly (_named_tersely: "voicemail pin 8", "mfa: 20"; not "GPIO pin 18")."""
     match = _CUT_SHORT.search(text[-(_CUT_SHORT_REACH + 20):])
     if match is None:
         return None
     offset = max(0, len(text) - (_CUT_SHORT_REACH + 20))
     cue = (match["start"] or match["assigned"]).lower()
-    if not match["start"] and cue not in _ASSIGNMENT:
+    # the name itself may be the cue: "voicemail pin 8", "mfa: 20", "password: Zq"
+    separator = match.string[match.end("assigned"):match.start("value")]
+    named_right_before = not match["start"] and cue not in _ASSIGNMENT and _named_tersely(
+        text[:offset + match.start("assigned") + len(match["assigned"].rstrip(":="))], colon=bool(separator.strip()))
+    if not match["start"] and cue not in _ASSIGNMENT and not named_right_before:
         return None
+    if named_right_before and separator.strip():
+        cue = ":"  # "password: Zq" reads as "password is" does
     value = match["value"].strip(_EDGE_PUNCTUATION)
     if not value or refers_elsewhere(value):
         return None
     digits = any(c.isdigit() for c in value)
-    worded = not digits and value[:1].isupper() and (match["start"] or cue in ("=", ":")) and value.isalnum()
+    # a word only where it begins a value: after "starts with", "=" or ":", or as the very last
+    # word after "is", unfinished (no full stop), of a password ("my netflix password is Ban";
+    # "my password is Long and I hate it" goes on, "most of my code is Python." is finished)
+    worded = not digits and (not named_right_before or cue == ":") and value[:1].isupper() and value.isalnum() and (
+        match["start"] or cue in ("=", ":") or cue == "is" and match.end("value") == len(match.string))
     if not (digits or worded) or _is_date(value) or _TIME.match(value) or _YEAR.match(value):
         return None
+    if named_right_before:
+        if cue != ":" and (not value.isdigit() or len(value) > 4):
+            return None  # "pin 12-13" is a range; a longer value needs no rest to be found
+        kind = named_right_before
+        return Finding("access_code" if kind == "code" else "password" if kind == "pass" else kind,
+                       offset + match.start("value"), offset + match.end("value"))
     before = text[max(0, offset + match.start() - _CUT_SHORT_REACH):offset + match.start()]
     names = [n for n in credential_words(before) if not _inside_reference(before, n[1])]
     if not names:
         return None
-    kind, _, name_end = names[-1]
-    following = before[name_end:].split()[:1]
-    if following and following[0].strip(_EDGE_PUNCTUATION).lower() in _DESCRIBED:
-        return None  # "my password manager is …"
+    # (credential_words lists by kind: the name nearest the cue, the longest of those that end there)
+    kind, _, name_end = max(names, key=lambda name: (name[2], name[2] - name[1]))
+    if worded and cue == "is" and kind not in ("password", "pass"):
+        return None
+    between = [word.strip(_EDGE_PUNCTUATION).lower() for word in before[name_end:].split()]
+    if between and (between[0] in _DESCRIBED or between[0] not in _QUALIFIER_OPENS
+                    or len(between) > _QUALIFIER_WORDS):
+        # "my password manager is …", "the code coverage is 87%", "the secret santa budget is 25":
+        # the value belongs to another noun; only a qualifier may stand between the name and the
+        # cue ("the pin for the locker is 57", "the code they sent is 482")
+        return None
     return Finding("access_code" if kind == "code" else "password" if kind == "pass" else kind,
                    offset + match.start("value"), offset + match.end("value"))
 
@@ -1321,22 +1555,39 @@ def continued_credential(text: str) -> Finding | None:
 
 
 _REST_REACH = 4  # words: "and then", "e finisce con", "og slutter med", "reszta"
+# What follows a value typed in, not a number counting something ("21 then enter", "77 voilà",
+# "34 ok"; "10 times" counts).
+_AFTER_A_VALUE = frozenset("then ok okay sorry oops thanks thx please pls lol and enter done btw voilà voila merci "
+                           "danke gracias grazie obrigado dann luego poi depois puis".split())
 
 
 def _rest_of_value(text: str) -> Finding | None:
     """The rest of a value the previous message left off, however short, after a few plain words
     in any language ("915. it's for my paypal", "e finisce con _Rosso88", "reszta 415"): the
-    first word with a digit, a symbol or a capital inside it. Only read where the previous
+    first word with a digit or a symbol. Only read where the previous
     message stopped at a credential's value (safety.follows_credential)."""
     words = list(itertools.islice(_words(text, 0), _REST_REACH + 1))
     for count, (raw, word, at) in enumerate(words[:_REST_REACH]):
         if not word:
             return None
-        if any(c.isdigit() for c in word) or any(c in _SYMBOLS for c in word) or any(c.isupper() for c in word[1:]):
+        # (a digit or a symbol: an inner capital alone is a name, "CI runs on macOS too")
+        if any(c.isdigit() for c in word) or any(c in _SYMBOLS for c in word):
             following = words[count + 1][0] if count + 1 < len(words) else ""
-            if _is_date(word) or _TIME.match(word) or (word.isdigit() and raw == word and following.isalpha()):
-                return None  # "we need 4 chairs": a number counts something, the value ends a clause
-            return Finding("password", at, at + len(word))
+            if _is_date(word) or _TIME.match(word) or (
+                    word.isdigit() and len(word) <= 2 and word[0] != "0" and raw == word
+                    and following.strip(_EDGE_PUNCTUATION).isalpha()
+                    and following.strip(_EDGE_PUNCTUATION).lower() not in _AFTER_A_VALUE):
+                # "we need 4 chairs", "10 times, one is flaky": a small number counts something
+                # ("842 sorry" and "07 sorry" are codes)
+                return None
+            end = at + len(word)
+            for raw_next, next_word, next_at in _words(text, end):
+                # digits read out one group at a time: "3 0 2 sorry", "0 9 9 *" (not past a comma)
+                if raw[-1:] != word[-1:] or len(next_word) > 4 or not all(
+                        c.isdigit() or c in _SYMBOLS for c in next_word):
+                    break
+                end, raw, word = next_at + len(next_word), raw_next, next_word
+            return Finding("password", at, end)
         if raw.endswith((".", "!", "?")):
             return None  # the sentence ended without the rest
     return None

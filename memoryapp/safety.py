@@ -10,7 +10,7 @@ from mnemonic import Mnemonic
 
 from memoryapp.credentials import (
     continued_credential, credential_shaped, credential_words, described_credentials, normalise, one_scan,
-    original_span,
+    original_span, refers_elsewhere,
 )
 from memoryapp.credential_lexicon import ACCESS_PHRASES, is_access_word
 
@@ -81,11 +81,12 @@ SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
         r"[\"']?(?:\s++(?:is|was))?\s*+[:=]?\s*+[\"']?(?!" + _PLACEHOLDER + r")[A-Za-z0-9_\-./+=]{12,}"
     )),
     # A quoted value given to a setting that names a credential, in a config file, JSON or code
-    # ('psk="moth&Lantern04"', '"db_password": "..."'); not a placeholder ("${DB_PASS}", "<yours>").
+    # ('psk="moth&Lantern04"', '"db_password": "..."'); not a placeholder ("<yours>"), nor a
+    # reference to a secret kept elsewhere ("${DB_PASS}": _names_a_value).
     ("password", re.compile(
         # (the setting's name read 40 characters at most: "[\w.-]*" went back over all of a long run)
         r"(?i)(?<![\w.-])[\w.-]{0,40}?(?:pass(?:word|wd|phrase)|pwd|psk|secret|token|api_?key|private_?key)[\"']?\s*[:=]\s*"
-        r"([\"'])(?!\$|<|%\(|\{\{|\[|" + _PLACEHOLDER + r"|(?:true|false|null|none|yes|no|auto|string)\1)[^\"'\s]{4,}\1")),
+        r"([\"'])(?!\[|" + _PLACEHOLDER + r"|(?:true|false|null|none|yes|no|auto|string)\1)[^\"'\s]{4,}\1")),
     # Grouped as cards are (4-4-4-4, Amex 4-6-5, or not at all), and not the digits of a decimal
     # fraction ("0.8474337369372327 volts" can pass the Luhn check) or of an order number.
     ("card_number", re.compile(
@@ -186,6 +187,23 @@ def find_secrets(text: str, *, continues: bool = False, carried: bool = False) -
     return list(kept[key])
 
 
+# Patterns that read a value after the name of what it is: the value may instead name a secret
+# kept elsewhere ("token = os.environ.get('API_TOKEN')", "postgres://app:${DB_PASSWORD}@db/x").
+_VALUE_AFTER_A_NAME = frozenset({"api_key", "password", "bearer_token", "connection_string_password"})
+# (the name, then "is", ":" or "=": what follows is the value)
+_NAME_AND_CUE = re.compile(r"(?i)[^\s:=\"']*[\"']?(?:\s+(?:is|was)\b)?\s*[:=]?\s*[\"']?")
+
+
+def _names_a_value(kind: str, match: re.Match) -> bool:
+    text = match.string
+    if kind == "connection_string_password":
+        userinfo_end = match.group().index("@")
+        start = match.start() + match.group().index(":", match.group().index("://") + 3) + 1
+        return not refers_elsewhere(text[start:match.start() + userinfo_end])
+    start = match.end(1) if kind == "password" else _NAME_AND_CUE.match(text, match.start()).end()
+    return not refers_elsewhere(text[start:start + 200])
+
+
 def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) -> list[SecretFinding]:
     """find_secrets' work, not cached."""
     normal, origin = normalise(text)
@@ -200,6 +218,8 @@ def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) 
                     continue  # (grouped as a card is printed, it is one whatever surrounds it)
             if kind == "iban" and not _iban_ok(match.group()):
                 continue  # a parcel's tracking code has the shape, not the check digits
+            if kind in _VALUE_AFTER_A_NAME and not _names_a_value(kind, match):
+                continue
             found.append(SecretFinding(kind, *match.span()))
     found += seed_phrases(normal)
     found += _named_seed_phrases(normal)

@@ -1487,7 +1487,9 @@ def cut_short(text: str) -> Finding | None:
     cue = (match["start"] or match["assigned"]).lower()
     # the name itself may be the cue: "voicemail pin 8", "mfa: 20", "password: Zq"
     separator = match.string[match.end("assigned"):match.start("value")]
-    named_right_before = not match["start"] and cue not in _ASSIGNMENT and _named_tersely(
+    # (most messages end in a word: the name is looked for only before digits or after a colon)
+    named_right_before = not match["start"] and cue not in _ASSIGNMENT and (
+        separator.strip() or any(c.isdigit() for c in match["value"])) and _named_tersely(
         text[:offset + match.start("assigned") + len(match["assigned"].rstrip(":="))], colon=bool(separator.strip()))
     if not match["start"] and cue not in _ASSIGNMENT and not named_right_before:
         return None

@@ -1557,9 +1557,10 @@ def continued_credential(text: str) -> Finding | None:
 
 
 _REST_REACH = 4  # words: "and then", "e finisce con", "og slutter med", "reszta"
+_COMPOUND = re.compile(r"\d+-[^\W\d_]+$")
 # What follows a value typed in, not a number counting something ("21 then enter", "77 voilà",
 # "34 ok"; "10 times" counts).
-_AFTER_A_VALUE = frozenset("then ok okay sorry oops thanks thx please pls lol and enter done btw voilà voila merci "
+_AFTER_A_VALUE = frozenset("then ok okay sorry oops thanks thx please pls lol enter done btw voilà voila merci "
                            "danke gracias grazie obrigado dann luego poi depois puis".split())
 
 
@@ -1572,6 +1573,9 @@ def _rest_of_value(text: str) -> Finding | None:
     for count, (raw, word, at) in enumerate(words[:_REST_REACH]):
         if not word:
             return None
+        if _COMPOUND.match(word) or count > 0 and words[count - 1][1][:1].isupper() and words[count - 1][1].isalpha() \
+                and count - 1 > 0:
+            return None  # "a 3-hour video", "rewatched Paddington 2": a measure, a title's number
         # (a digit or a symbol: an inner capital alone is a name, "CI runs on macOS too")
         if any(c.isdigit() for c in word) or any(c in _SYMBOLS for c in word):
             following = words[count + 1][0] if count + 1 < len(words) else ""

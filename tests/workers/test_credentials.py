@@ -330,3 +330,13 @@ def test_a_lookups_fallback_is_a_value_given_in_the_open(text, secret):
 ])
 def test_a_lookups_ordinary_fallback_is_kept(text):
     assert redact_secrets(text)[0] == text
+
+
+@pytest.mark.parametrize("text", [
+    "finally finished that 1000-piece puzzle",    # a measure, not a value's rest
+    "rewatched Paddington 2 and cried",           # a title's number
+    "we need 4 chairs for the kitchen",
+])
+def test_an_ordinary_message_after_a_credential_keeps_its_numbers(text):
+    # (read as a possible continuation: the sender's previous message ended in a credential)
+    assert redact_secrets(text, continues=True)[0] == text

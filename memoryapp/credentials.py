@@ -1573,11 +1573,11 @@ def _rest_of_value(text: str) -> Finding | None:
     for count, (raw, word, at) in enumerate(words[:_REST_REACH]):
         if not word:
             return None
-        if _COMPOUND.match(word) or count > 0 and words[count - 1][1][:1].isupper() and words[count - 1][1].isalpha() \
-                and count - 1 > 0:
-            return None  # "a 3-hour video", "rewatched Paddington 2": a measure, a title's number
         # (a digit or a symbol: an inner capital alone is a name, "CI runs on macOS too")
         if any(c.isdigit() for c in word) or any(c in _SYMBOLS for c in word):
+            named = count > 1 and words[count - 1][1][:1].isupper() and words[count - 1][1].isalpha()
+            if _COMPOUND.match(word) or named:
+                return None  # "a 3-hour video", "rewatched Paddington 2": a measure, a title's number
             following = words[count + 1][0] if count + 1 < len(words) else ""
             if _is_date(word) or _TIME.match(word) or (
                     word.isdigit() and len(word) <= 2 and word[0] != "0" and raw == word

@@ -340,3 +340,8 @@ def test_a_lookups_ordinary_fallback_is_kept(text):
 def test_an_ordinary_message_after_a_credential_keeps_its_numbers(text):
     # (read as a possible continuation: the sender's previous message ended in a credential)
     assert redact_secrets(text, continues=True)[0] == text
+
+
+def test_a_capitalised_word_before_the_rest_does_not_hide_it():
+    # (only right before the digits does a capitalised word make them a title's number)
+    assert "4109" not in redact_secrets("og Slutter med 4109", continues=True)[0]

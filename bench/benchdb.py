@@ -68,3 +68,20 @@ def drop(name: str) -> None:
         connections[alias].settings_dict["NAME"] = original
     with connections["owner"].cursor() as cursor:
         cursor.execute(f"DROP DATABASE IF EXISTS {quote_ident(name)} WITH (FORCE)")
+
+
+
+def publish_jobs_to(queue: str) -> None:
+    """Publish extraction jobs as in production, but to `queue`, which no worker reads: a worker
+    of the app's own database would find none of the bench database's jobs (the bench runs them
+    itself, or never). delete_queue() at the end."""
+    from memoryapp import dispatch
+
+    dispatch.QUEUE_BY_JOB_KIND = {**dispatch.QUEUE_BY_JOB_KIND, "extraction": queue}
+
+
+def delete_queue(queue: str) -> None:
+    from workers.celery import app
+
+    with app.connection_for_write() as broker:
+        broker.default_channel.queue_delete(queue)

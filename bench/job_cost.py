@@ -37,15 +37,14 @@ def main() -> None:
     benchdb.django_setup()
     from django.db import connection, transaction
 
-    from memoryapp import dispatch, embeddings
+    from memoryapp import embeddings
     from memoryapp.actors import Actor
     from memoryapp.services.events import EventInput, event_append
     from memoryapp.services.jobs import job_run
     from memoryapp.services.tenants import tenant_create
     from workers.tasks import JOB_RUNNERS, resolve
 
-    # Jobs are published as in production, to a queue no worker reads (deleted at the end).
-    dispatch.QUEUE_BY_JOB_KIND = {**dispatch.QUEUE_BY_JOB_KIND, "extraction": QUEUE}
+    benchdb.publish_jobs_to(QUEUE)
     benchdb.use(args.database, create=True)
     try:
         embeddings.warm_up()
@@ -81,9 +80,7 @@ def main() -> None:
               f"{statistics.median(counts):.0f} statements, {statistics.median(in_statements):.1f} ms waiting on them")
     finally:
         benchdb.drop(args.database)
-        from workers.celery import app
-        with app.connection_for_write() as broker:
-            broker.default_channel.queue_delete(QUEUE)
+        benchdb.delete_queue(QUEUE)
 
 
 if __name__ == "__main__":

@@ -49,12 +49,8 @@ def main() -> None:
     from memoryapp.actors import Actor
     from memoryapp.services.tenants import api_key_create, tenant_create
 
-    from memoryapp import dispatch
-
     settings.ALLOWED_HOSTS = ["*"]
-    # Appended events are published to the broker as in production, to a queue no worker reads
-    # (deleted at the end): a worker of the app's own database would find none of their jobs.
-    dispatch.QUEUE_BY_JOB_KIND = {**dispatch.QUEUE_BY_JOB_KIND, "extraction": QUEUE}
+    benchdb.publish_jobs_to(QUEUE)
     benchdb.use(args.database, create=True)
     try:
         embeddings.warm_up()
@@ -108,9 +104,7 @@ def main() -> None:
             pstats.Stats(profile).sort_stats("tottime").print_stats(30)
     finally:
         benchdb.drop(args.database)
-        from workers.celery import app
-        with app.connection_for_write() as connection:
-            connection.default_channel.queue_delete(QUEUE)
+        benchdb.delete_queue(QUEUE)
 
 
 if __name__ == "__main__":

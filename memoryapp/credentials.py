@@ -660,6 +660,11 @@ _MASKED = (r"(?i:redacted|removed|hidden|masked|changeme|change[-_]me|x{3,}|\*{3
            r"your[-_][\w-]*[-_]here|[\w-]{0,12}•{3,}[\w-]{0,6})")
 # (a lowercase name holds no digit: "env.prod7k2m9x4q1" is a token)
 _NAME = r"(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*|[a-z]+(?:_[a-z]+)*|[a-z]+(?:[A-Z][a-z]+)+)"
+# Templates, substitutions and lookups in brackets, each read at most a line's worth (no
+# backtracking over a long run of openers): "${DB_PASSWORD}", "${X:?unset}", "${{ secrets.X }}",
+# "$(pass show db)", "{{ .Values.password }}", "<%= ENV['X'] %>", "%env(DB_PASS)%".
+_TEMPLATE = (r"\$\{[A-Za-z_][\w.]{0,80}(?::?\?[^}\n]{0,200})?\}|\$\{\{[^{}\n]{0,200}\}\}|\$\([^()\n]{0,200}\)"
+             r"|\{\{[^{}\n]{0,200}\}\}|\{%[^%\n]{0,200}%\}|<%=?[^%\n]{0,200}%>|%env\([^()\n]{0,200}\)%")
 # Where a value would stand, what names one kept elsewhere (detect-secrets' heuristic filters
 # drop the same): a variable or a template to be filled in ("${DB_PASSWORD}", "$API_TOKEN",
 # "{{ secrets.NPM_TOKEN }}", "<YOUR_TOKEN_HERE>", "%(password)s", "vault('db/pass')"), a setting left null or
@@ -668,9 +673,7 @@ _NAME = r"(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*|[a-z]+(?:_[a-z]+)*|[a-z]+(?:[A-Z][a-z
 # a password, and a name read after "env." or "secrets." must look like a name, not like a key
 # ("env.Kx9mQ2vL7pR4wT8").
 _REFERENCE = re.compile(
-    r"(?:\$\{[A-Za-z_][\w.]{0,80}(?::?\?[^}\n]{0,200})?\}|\$\{\{[^{}\n]{0,200}\}\}|\$\([^()\n]{0,200}\)"
-    r"|\$[A-Z_][A-Z0-9_]*|\{\{[^{}\n]{0,200}\}\}|\{%[^%\n]{0,200}%\}|<%=?[^%\n]{0,200}%>|%\(\w+\)s"
-    r"|%env\([^()\n]{0,200}\)%|<[A-Za-z][A-Za-z_ -]{0,60}>"
+    r"(?:" + _TEMPLATE + r"|\$[A-Z_][A-Z0-9_]*|%\(\w+\)s|<[A-Za-z][A-Za-z_ -]{0,60}>"
     r"|(?:secrets|env|vars?|ENV|process\.env|os\.environ)(?:\." + _NAME + r"|\[[\"']" + _NAME + r"[\"']\])+"
     r"|op://[\w./ -]+|arn:aws[\w-]*:(?:secretsmanager|ssm):[\w:/+=,.@-]+"
     r"|(?i:null|none|nil|true|false|undefined)|" + _MASKED + ")"
@@ -742,11 +745,9 @@ def _inside_reference(text: str, start: int) -> bool:
 # A message points at secrets kept elsewhere when it holds a reference that names one: a
 # template or a variable ("${MYSQL_ROOT_PASSWORD}", "$CI_REGISTRY_PASSWORD"), a lookup in the
 # environment or a store ('getenv("KEYSTORE_PASSWORD")', "op://vault/db/password"), a secrets
-# file, or a credential's setting left masked ("SECRET_KEY=xxxxxxxx"). Bounded: each match reads
-# at most a line's worth from where it starts.
+# file, or a credential's setting left masked ("SECRET_KEY=xxxxxxxx"). Bounded, as _TEMPLATE.
 _KEPT_ELSEWHERE = re.compile(
-    r"\$\{\{?[^{}\n]{0,200}\}\}?|\{\{[^{}\n]{0,200}\}\}|\$\([^()\n]{0,200}\)|\$[A-Z_][A-Z0-9_]{2,}\b"
-    r"|<%=?[^%\n]{0,200}%>|%env\([^()\n]{0,200}\)"
+    _TEMPLATE + r"|\$[A-Z_][A-Z0-9_]{2,}\b"
     r"|\b(?:getenv|Getenv|GetEnvironmentVariable|environ\.get|environ|ENV|env|vault|lookup)[(\[][^()\[\]\n]{0,200}"
     r"|\bprocess\.env\.\w+|op://\S{1,200}|/run/secrets/\S{1,200}"
     r"|[\w.-]{1,60}[\"']?\s*[:=]\s*[\"']?" + _MASKED + r"(?=[\s\"'`,;)\]}]|$)")
@@ -787,9 +788,7 @@ def _token_at(text: str, start: int, end: int) -> str:
 
 # Where a configuration or code holds references, a value inside one is part of a lookup
 # ("$(pass show work/vpn)", "{{ .Values.db.password }}"), not a secret given.
-_REFERENCE_IN_TEXT = re.compile(r"\$\{[A-Za-z_][\w.]{0,80}(?::?\?[^}\n]{0,200})?\}|\$\{\{[^{}\n]{0,200}\}\}"
-                                r"|\$\([^()\n]{0,200}\)|\{\{[^{}\n]{0,200}\}\}|\{%[^%\n]{0,200}%\}|<%=?[^%\n]{0,200}%>"
-                                r"|%env\([^()\n]{0,200}\)%")
+_REFERENCE_IN_TEXT = re.compile(_TEMPLATE)
 _MAY_REFER = re.compile(r"[$%{]")
 # A key of a configuration, not its value: "ansible_user:", "retries:".
 _KEY = re.compile(r"[\"']?[A-Za-z_][\w.-]*[\"']?:")
@@ -1486,7 +1485,7 @@ def cut_short(text: str) -> Finding | None:
     offset = max(0, len(text) - (_CUT_SHORT_REACH + 20))
     cue = (match["start"] or match["assigned"]).lower()
     # the name itself may be the cue: "voicemail pin 8", "mfa: 20", "password: Zq"
-    separator = match.string[match.end("assigned"):match.start("value")]
+    separator = match.string[match.end("assigned"):match.start("value")] if match["assigned"] else ""
     # (most messages end in a word: the name is looked for only before digits or after a colon)
     named_right_before = not match["start"] and cue not in _ASSIGNMENT and (
         separator.strip() or any(c.isdigit() for c in match["value"])) and _named_tersely(

@@ -30,6 +30,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=60)
     parser.add_argument("--code", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     parser.add_argument("--database", default="bench_job_cost")
+    parser.add_argument("--show", action="store_true", help="print the last job's statements, abridged")
     args = parser.parse_args()
     sys.path.insert(0, os.path.abspath(args.code))
 
@@ -53,6 +54,7 @@ def main() -> None:
         actor = Actor("system", "bench")
         runners = {"extraction": resolve(JOB_RUNNERS["extraction"])}
         statements: list = []  # the time of each statement of the job being run
+        texts: list = []  # ... and its text, abridged (--show)
 
         def count(execute, sql, params, many, context):
             started = time.perf_counter()
@@ -60,12 +62,14 @@ def main() -> None:
                 return execute(sql, params, many, context)
             finally:
                 statements.append(time.perf_counter() - started)
+                texts.append(" ".join(sql.split())[:110])
 
         walls, cpus, counts, in_statements = [], [], [], []
         for i in range(WARM + args.jobs):
             _, job = event_append(tenant=tenant, subject_ref=f"subject-{i % 4}",
                                   events=[EventInput(f"event-{i}", "user", MESSAGES[i % len(MESSAGES)])], actor=actor)
             statements.clear()
+            texts.clear()
             wall, cpu = time.perf_counter(), time.process_time()
             with connection.execute_wrapper(count):
                 job_run(tenant_id=tenant.pk, job_id=str(job.id), runners=runners)
@@ -78,6 +82,8 @@ def main() -> None:
         print(f"code: {os.path.abspath(args.code)}; {args.jobs} jobs of one event each, medians per job")
         print(f"  wall {statistics.median(walls):.1f} ms, CPU (this process) {statistics.median(cpus):.1f} ms, "
               f"{statistics.median(counts):.0f} statements, {statistics.median(in_statements):.1f} ms waiting on them")
+        if args.show:
+            print("\n".join(f"  {n:2d}. {text}" for n, text in enumerate(texts, 1)))
     finally:
         benchdb.drop(args.database)
         benchdb.delete_queue(QUEUE)

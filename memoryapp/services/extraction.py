@@ -128,14 +128,13 @@ def event_namespace(event: Event) -> str:
 
 
 def _pending_ids(*, tenant: Tenant, job: Job) -> list[tuple]:
-    """(event id, attempts so far) of the job's pending events, in the order they apply."""
-    with transaction.atomic():
-        tenant_activate(tenant=tenant)
-        return list(
-            Event.objects.filter(tenant=tenant, job_id=job.id, status=Event.Status.PENDING)
-            .order_by("subject_id", "occurred_at", "seq")
-            .values_list("id", "attempts")
-        )
+    """(event id, attempts so far) of the job's pending events, in the order they apply. (The
+    caller has activated the tenant in its transaction.)"""
+    return list(
+        Event.objects.filter(tenant=tenant, job_id=job.id, status=Event.Status.PENDING)
+        .order_by("subject_id", "occurred_at", "seq")
+        .values_list("id", "attempts")
+    )
 
 
 def _claim(*, tenant: Tenant, ids: list) -> list[Event]:
@@ -761,16 +760,21 @@ class SubjectsInTurn:
         self.keys: list[str] = []
         self.held: list[str] = []
         self.session = None
+        self.pending: list[tuple] = []  # _pending_ids, read once the subjects are held
 
     def __enter__(self):
-        with transaction.atomic():
-            tenant_activate(tenant=self.tenant)
-            subject_ids = sorted(set(
-                Event.objects.filter(tenant=self.tenant, job_id=self.job.id, status=Event.Status.PENDING)
-                .values_list("subject_id", flat=True)))
-        self.keys = [subject_lock_key(tenant_id=self.tenant.pk, subject_id=s) for s in subject_ids]
         try:
-            self._take()
+            # One transaction reads the subjects, waits for them, then reads the job's pending
+            # events as the jobs before it left them (three round trips of BEGIN and COMMIT were
+            # most of a one-event job's fixed cost).
+            with transaction.atomic():
+                tenant_activate(tenant=self.tenant)
+                subject_ids = sorted(set(
+                    Event.objects.filter(tenant=self.tenant, job_id=self.job.id, status=Event.Status.PENDING)
+                    .values_list("subject_id", flat=True)))
+                self.keys = [subject_lock_key(tenant_id=self.tenant.pk, subject_id=s) for s in subject_ids]
+                self._take()
+                self.pending = _pending_ids(tenant=self.tenant, job=self.job)
         except BaseException:
             # A session's advisory lock outlives the rollback of the transaction that took it.
             self.__exit__(None, None, None)
@@ -779,8 +783,10 @@ class SubjectsInTurn:
 
     def _take(self) -> None:
         self.held = []
-        with transaction.atomic(), connection.cursor() as cursor:
-            # The worker's lock timeout is for row locks; this wait has its own bound.
+        # (inside __enter__'s transaction, no savepoint: nothing here is rolled back alone)
+        with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+            # The worker's lock timeout is for row locks; this wait has its own bound (until the
+            # outermost transaction ends, which __enter__'s does right after reading).
             cursor.execute("SELECT set_config('lock_timeout', %s, true)",
                            [f"{int(SUBJECT_WAIT.total_seconds() * 1000)}ms"])
             self.session = connection.connection  # the client side of the connection holding them
@@ -813,7 +819,7 @@ class SubjectsInTurn:
 def _run_job(*, tenant: Tenant, job: Job, turn: SubjectsInTurn) -> dict:
     extractor = extractor_for_settings()
     totals: Counter = Counter()
-    pending = _pending_ids(tenant=tenant, job=job)
+    pending = turn.pending
     chunks = _isolating_chunks(pending, CHUNK_SIZE if extractor is None else LLM_CHUNK_SIZE)
     seconds: Counter = Counter()
     positions: dict = {}  # the job's messages as embedded (_continuations_of)

@@ -90,23 +90,32 @@ def job_claim(*, job_id) -> datetime | None:
     job's `started_at`), or None when the job is finished, held by a live worker, or out of
     attempts (then it is failed here), so running a task twice is harmless. Call inside the
     tenant's transaction; locks the job's row until it ends."""
+    return _claim(job_id=job_id)[0]
+
+
+def _claim(*, job_id) -> tuple[datetime | None, Job | None]:
+    """job_claim's token, and the job's row as the claim left it (None if there is no such job),
+    so that the caller need not read it again."""
     now = timezone.now()
     job = Job.objects.select_for_update().filter(id=job_id).first()
     if job is None:
-        return None
+        return None, None
     dead = job.status == Job.Status.RUNNING and job.updated_at < now - STALE_AFTER
     if job.status != Job.Status.QUEUED and not dead:
-        return None
+        return None, job
     if dead:
         logger.warning("job %s: taking over from a worker silent since %s", job.public_id, job.updated_at)
         job_release_claims(job_id=job.id)
     if job.attempts >= MAX_ATTEMPTS:
         job_give_up(job=job, fate=Fate.WORKER_LOST if dead else Fate.UNFINISHED)
-        return None
+        job.refresh_from_db()
+        return None, job
     Job.objects.filter(pk=job.pk).update(
         status=Job.Status.RUNNING, started_at=now, updated_at=now, attempts=F("attempts") + 1
     )
-    return now
+    # (what the update wrote, as it wrote it: the row is locked until the caller's transaction ends)
+    job.status, job.started_at, job.updated_at, job.attempts = Job.Status.RUNNING, now, now, job.attempts + 1
+    return now, job
 
 
 def job_release_claims(*, job_id) -> int:
@@ -227,8 +236,7 @@ def job_run(*, tenant_id: int, job_id: str, runners: dict) -> timedelta | None:
     that died); otherwise None."""
     with transaction.atomic():
         tenant_activate(tenant=tenant_id)
-        token = job_claim(job_id=uuid.UUID(str(job_id)))
-        job = Job.objects.filter(id=job_id).first()
+        token, job = _claim(job_id=uuid.UUID(str(job_id)))
     if token is None:
         if job is not None and job.status == Job.Status.RUNNING:
             return max(job.updated_at + STALE_AFTER - timezone.now(), timedelta(0))

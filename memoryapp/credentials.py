@@ -201,6 +201,8 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         r"(?i)\b(?=c)(?<!zip )(?<!postal )(?<!post )(?<!area )(?<!country )(?<!dress )(?<!source )(?<!promo )"
         r"(?<!discount )(?<!error )(?<!status )(?<!product )(?<!colour )(?<!color )(?<!qr )(?<!bar )"
         r"(?<!tax )(?<!airport )(?<!language )(?<!morse )(?<!area )"
+        # a bank branch's, a customs tariff's, a program's or a protocol's public number
+        r"(?<!sort )(?<!hs )(?<!exit )(?<!return )(?<!http )(?<!swift )(?<!bic )(?<!iata )(?<!sku )"
         # where a bus stops, a course or a flight is found, a booking or a parcel is looked up
         r"(?<!stop )(?<!station )(?<!route )(?<!course )(?<!module )(?<!flight )(?<!booking )(?<!tracking )"
         r"(?<!reference )(?<!voucher )(?<!coupon )(?<!referral )(?<!invite )(?<!shipping )"
@@ -302,6 +304,15 @@ _DESCRIBED = frozenset("manager managers hint hints policy policies field prompt
                        # what a code is when it is no credential, said after the word ("kod pocztowy")
                        "postal postale pocztowy pocztowego kreskowy rabatowy promocyjny promocional promozionale "
                        "postais network networks ssid signal speed connection".split())
+# "password reset link", "PIN change form": a process, named by what changes; not "password reset to
+# Hunter2024!" (reset_process)
+_PROCESS_OF = frozenset("reset resets change changes recovery".split())
+_PROCESS = frozenset("link links email emails e-mail mail flow flows page pages process form forms request requests "
+                     "button screen url urls policy ticket tickets procedure".split())
+
+
+def _names_a_process(word: str, following: str) -> bool:
+    return word.lower() in _PROCESS_OF and following.lower() in _PROCESS
 # "the password is the word purple then the number forty two": a value described piece by piece
 # runs to the end of its clause.
 _SPELLING = frozenset("word words letter letters number numbers digit digits character characters symbol "
@@ -433,6 +444,8 @@ _SYMBOLS = frozenset("!@#$%^&*+=_~/\\|")
 
 
 _VARIABLE = re.compile(r"^\$(?:\{[A-Za-z_]\w*\}?|[A-Z_][A-Z0-9_]*)$")
+# A time of day to the second.
+_CLOCK = re.compile(r"(?i)^(?:[01]?\d|2[0-3]):[0-5]\d:[0-5]\d(?:[.,]\d{1,6})?z?$")
 
 
 # Words joined by a hyphen or an apostrophe, each capitalised or not: "Sub-Zero", "Jean-Luc",
@@ -517,8 +530,9 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
     words = list(itertools.islice(_words(text, start), _MAX_GAP + max(phrase_words, _MAX_DIGIT_GROUPS) + 1))
     for count, (raw, word, at) in enumerate(words[:_MAX_GAP]):
         lowered = word.lower()
-        if count == 0 and lowered in _DESCRIBED:
-            return None
+        if count == 0 and (lowered.lstrip("-_") in _DESCRIBED
+                           or len(words) > 1 and _names_a_process(lowered, words[1][1])):
+            return None  # ("password manager", "--secret-id prod/db", "password reset link")
         assigned = assigned or previous in _ASSIGNMENT
         # "the API key got rate limited after 1000 requests": 1000 is not its value.
         too_far = other_words > _MAX_UNASSIGNED_WORDS and not assigned
@@ -676,7 +690,7 @@ _REFERENCE = re.compile(
     r"(?:" + _TEMPLATE + r"|\$[A-Z_][A-Z0-9_]*|%\(\w+\)s|<[A-Za-z][A-Za-z_ -]{0,60}>"
     r"|(?:secrets|env|vars?|ENV|process\.env|os\.environ)(?:\." + _NAME + r"|\[[\"']" + _NAME + r"[\"']\])+"
     r"|op://[\w./ -]+|arn:aws[\w-]*:(?:secretsmanager|ssm):[\w:/+=,.@-]+"
-    r"|(?i:null|none|nil|true|false|undefined)|" + _MASKED + ")"
+    r"|(?i:null|none|nil|true|false|undefined)|" + _MASKED + r"|\[" + _MASKED + r"\])"
     r"(?=[\s\"'`,;)\]}]|$)")
 # A function that looks a secret up by its name ("vault('secret/data/api#db_pass')",
 # "os.getenv('DB_PASSWORD')", "lookup('env', 'API_TOKEN')"): its arguments are names or paths
@@ -713,10 +727,13 @@ def refers_elsewhere(value: str) -> bool:
     first = value.split(maxsplit=1)
     token = first[0].rstrip(",;:.)\"'`") if first else ""
     if _DOTTED.fullmatch(token):  # "settings.STRIPE_SECRET_KEY", "var.db_password", "config.password"
-        first, last = token.split(".", 1)[0], token.rsplit(".", 1)[1]
-        # (code's first name is lowercase: "Guest.Password" is a password)
-        return first[:1].islower() and _ends_with_credential_word(last) and (
-            bool(_SECRET_NAME.match(last)) or last.isalpha() and last.islower())
+        parts = token.split(".")
+        # (code's first name is lowercase: "Guest.Password" is a password; a resource's name may
+        # come first: "random_password.db.result")
+        return parts[0][:1].islower() and (_ends_with_credential_word(parts[-1]) and (
+            bool(_SECRET_NAME.match(parts[-1])) or parts[-1].isalpha() and parts[-1].islower()) or all(
+            _CODE_NAME.fullmatch(part) for part in parts) and any(
+            _SECRET_NAME.match(part) and _ends_with_credential_word(part) for part in parts[:-1]))
     return bool(_SECRET_NAME.match(token)) and _ends_with_credential_word(token)
 
 
@@ -724,6 +741,7 @@ def refers_elsewhere(value: str) -> bool:
 # "=>", ":=", "->" ("'password' => env('DB_PASSWORD', '')").
 _LEAD = re.compile(r"[\s\"'`\]]*(?:=>|:=|->|[:=])?[\s\"'`]*")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_CODE_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 
 
 def _ends_with_credential_word(name: str) -> bool:
@@ -771,11 +789,14 @@ def _names_a_variable(text: str, start: int, end: int) -> bool:
     """Whether the credential word at text[start:end] is part of a variable's name that is
     talked about, not given a value ("DB_PASSWORD stays in the vault"; not "my DB_PASSWORD is …")."""
     token = _token_at(text, start, end)
-    if not (_SECRET_NAME.match(token) and _ends_with_credential_word(token)):
+    # (or of a dotted reference in code: "random_password.db.result", "var.db_password")
+    if not (_SECRET_NAME.match(token) and _ends_with_credential_word(token)
+            or _DOTTED.fullmatch(token) and refers_elsewhere(token)):
         return False
     after = text.find(token, max(0, start - len(token))) + len(token)
     following = text[after:after + 12].split()
-    return not (text[after:after + 1] in ":=" or following and following[0].lower() in _ASSIGNMENT)
+    # (at the end of the text nothing follows: "" is in every string)
+    return not (text[after:after + 1] and text[after:after + 1] in ":=" or following and following[0].lower() in _ASSIGNMENT)
 
 
 def _token_at(text: str, start: int, end: int) -> str:
@@ -851,12 +872,70 @@ def _names_rather_than_gives(text: str, start: int, end: int, references: list[t
         return True
     if _KEY.fullmatch(token) and (end == len(text) or text[end].isspace()) or _SNAKE_WORDS.fullmatch(token):
         return True
+    if _a_variables_name(text, start, end):
+        return True
     tail = re.search(r"[A-Za-z][\w]*$", token.rstrip("\"'`,;:)"))
     return bool(tail) and tail.start() > 0 and bool(_SECRET_NAME.match(tail[0])) and _ends_with_credential_word(tail[0])
 
 
+_ENVIRONMENT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_HEADER_NAME = re.compile(r"[A-Z][a-z]*(?:-[A-Z][a-z]*)+")
+
+
+def _a_variables_name(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] is, whole, an environment variable's name that names a credential
+    ("injects STRIPE_KEY, DB_PASSWORD"), or an HTTP header's ("the X-Api-Key header")."""
+    bare = text[start:end].strip(_EDGE_PUNCTUATION + "`:")
+    if _ENVIRONMENT_NAME.fullmatch(bare):
+        return _ends_with_credential_word(bare) or bare.endswith(("_KEY", "_KEYS"))
+    return _HEADER_NAME.fullmatch(bare) is not None and _ends_with_credential_word(bare) and (
+        bare.startswith("X-") or text[end:end + 8].lstrip(" \"'`").lower().startswith("header"))
 # A setting's name and its value in one token ("DB_HOST=localhost"): the name says what the value is.
 _SETTING = re.compile(r"^([A-Za-z_][\w.-]*)=(.+)$")
+
+
+def _cue_ends_the_line(rest: str) -> bool:
+    """Whether what follows a credential's name on its line lets the value come on the next one
+    ("password:\n  hunter2", "mein Passwort ist\n…", "set to\n…"): nothing, or a cue last."""
+    rest = rest.rstrip(" \t\r\"'`")
+    last = rest.split()[-1].lower() if rest.split() else ""
+    return not rest or rest.endswith((":", "=", "=>", "->", "→")) or last in _ASSIGNMENT
+
+
+def _another_setting(setting: re.Match, text: str, at: int) -> bool:
+    """Whether the setting "NAME=value" (matched by _SETTING in text at `at`) sets something other
+    than a credential: "DB_HOST=localhost" beside "DB_PASSWORD=…", or a credential's setting that
+    names a secret kept elsewhere ('PGPASSWORD="$(aws secretsmanager …)"'). A random value is a
+    secret whatever its setting is called ("OPENWEATHER_KEY=74ab…"); the shape of the setting's
+    value is read, not of "NAME=value" ("DB_HOST=10.0.3.14" is no key)."""
+    if not (_CONFIGURATION_KEY.fullmatch(setting[1]) or ";" in setting[2] and setting[1].istitle()) \
+            or setting[2].startswith("="):
+        return False  # "Xq7=kP2m!v", "Mq==Lk72pz": a password with "=" in it ("Server=db02;…" is a setting)
+    # A connection string's settings ("Server=sql01;Database=Shop;User"): none may give a credential
+    # ("…;AccountKey=q8Zt…").
+    pairs = [part.partition("=") for part in setting[0].split(";")]
+    if len(pairs) > 1 and any(_NAMES_A_CREDENTIAL.search(name) and value and not refers_elsewhere(value)
+                              for name, _, value in pairs):
+        return False
+    return _shape(pairs[0][2], "") not in ("random", "random_mixed") and (
+        not credential_words(_spaced(setting[1])) or refers_elsewhere(text[at + setting.start(2):][:200]))
+
+
+def _only_a_cue(between: str) -> bool:
+    """Whether only a cue stands between a credential's name and what follows ("password is
+    x=Tiger88" gives the value; "-e POSTGRES_PASSWORD -e APP_ENV=prod" another setting)."""
+    words = [w.strip("\"'`") for w in re.sub(r"[:=]", " ", between).split()]
+    return all(not w or w.lower() in _ASSIGNMENT for w in words)
+
+
+# A configuration's key: "APP_ENV", "POSTGRES_USER", "host", "spring.datasource.url", "AccountName".
+_CONFIGURATION_KEY = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]{3,}|[a-z][a-z0-9]{2,}(?:[._-][a-z0-9]+)*"
+                                r"|[a-z][a-z0-9]*(?:[._-][a-z0-9]+)+|(?:[A-Z][a-z]+){2,5}")
+
+
+def _spaced(name: str) -> str:
+    """A setting's name as words: "DB_PASSWORD", "db.password", "AccountKey" -> "DB PASSWORD", …"""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", re.sub(r"[_.-]", " ", name))
 
 
 _NAMES_THE_NETWORK = re.compile(r"(?i)\s*(?:is|was|'s)?\s*(?:called|named)\b")
@@ -879,6 +958,14 @@ def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
             continue  # "DB_PASSWORD=${DB_PASSWORD}", "password: null", "pass it with TF_VAR_DB_PASSWORD"
         if _names_a_setting(text, name_end, end):
             continue  # "- name: DB_PASSWORD\n  valueFrom:", "key: password": a configuration's names
+        line_end = text.find("\n", name_end, end)
+        if line_end >= 0 and not _cue_ends_the_line(text[name_end:line_end]):
+            continue  # "id-token: write\n  contents: read …": a value read past the name's line was not given after it
+        if _a_variables_name(text, end - len(last_word), end):
+            continue  # "exports GITLAB_TOKEN, NPM_KEY", "the X-Api-Key header": names
+        if (setting := _SETTING.match(last_word)) and _another_setting(setting, text, end - len(last_word)) \
+                and not _only_a_cue(text[name_end:end - len(last_word)]):
+            continue  # "-e POSTGRES_PASSWORD -e POSTGRES_USER=app": another setting, not the value
         if kind == "card_number" and (_digit_count(value) < CARD_DIGITS or not _card_grouped(value)
                                       or _counted_before_digits(value)):
             continue
@@ -1014,6 +1101,13 @@ def _is_phone(value: str) -> bool:
 
 
 _PATH = re.compile(r"^(?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]*)+$")
+# What names a resource rather than unlocking one: a cloud resource's name
+# ("arn:aws:iam::123456789012:role/deploy", "urn:isbn:…"), a package at a version
+# ("actions/checkout@v4", "aws-actions/configure-aws-credentials@v4"), an API's group and version
+# ("external-secrets.io/v1beta1").
+_RESOURCE_NAME = re.compile(r"(?i)^(?:arn:[\w-]+:[\w-]*:[\w-]*:\d*:|urn:[\w-]+:)[^\s;=,]+$"
+                            r"|^[\w.-]+/[\w./-]+@(?:v\d+(?:\.\d+)*|\d+(?:\.\d+)+)$"
+                            r"|^[\w-]+(?:\.[\w-]+)+/v\d+(?:(?:alpha|beta)\d*)?$")
 _EMAIL = re.compile(r"^[\w.+-]+@[\w-]+\.[\w.]+$")
 _ADDRESS = re.compile(r"@[\w-]+\.|://|^www\.", re.I)
 _SENTENCE_END = (".", "!", "?", ";")
@@ -1030,7 +1124,7 @@ def _shape(value: str, previous: str) -> str | None:
         return None
     if _MEASURE.match(value):
         return None
-    if _PATH.match(value):
+    if _PATH.match(value) or _RESOURCE_NAME.match(value):
         return None  # a file's path says where something is kept, not what it is
     if _ADDRESS.search(value):
         return None  # an e-mail address or a link is a way to reach someone, not a secret
@@ -1173,8 +1267,9 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
         if kind == "card_number":  # "the card ending in 4242" names a card, not a secret
             continue
         following = bisect.bisect_left(starts, end)
-        if following < len(words) and words[following][1].lower() in _DESCRIBED:
-            continue  # "password manager", "PIN pad", "kod pocztowy" name other things
+        if following < len(words) and (words[following][1].lower() in _DESCRIBED or following + 1 < len(words)
+                                        and _names_a_process(words[following][1], words[following + 1][1])):
+            continue  # "password manager", "PIN pad", "kod pocztowy", "password reset link" name other things
         index = max(0, bisect.bisect_right(starts, start) - 1)
         named[index] = kind
         if _BARE_NETWORK.match(text[start:end]):
@@ -1197,13 +1292,11 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
     for count, end_count, start, end, shape in candidates:
         token = text[start:end]
         setting = _SETTING.match(token)
-        # "DB_HOST=localhost" beside "DB_PASSWORD=…" is the host, "$DB_PASS" a variable; but a
-        # random value is a secret whatever its setting is called ("OPENWEATHER_KEY=74ab…")
-        # (the shape of a setting's value, not of "NAME=value": "DB_HOST=10.0.3.14" is no key)
-        if (setting and _shape(setting[2], "") not in ("random", "random_mixed") and (
-                not credential_words(re.sub(r"[_.-]", " ", setting[1])) or refers_elsewhere(setting[2]))
-                or _names_rather_than_gives(text, start, end, references)):
+        if setting and _another_setting(setting, text, start) or _names_rather_than_gives(text, start, end, references):
             continue
+        if _CLOCK.match(token) and not (count and (count - 1 in named or words[count - 1][0].endswith(":")
+                                                   or words[count - 1][1].lower() in _ASSIGNMENT)):
+            continue  # a log's "09:12:03"; but "PIN: 12:30:45", "locker combo 21:35:09"
         near = _near(words, sentence, count, end_count,
                      reach=_SENTENCE_REACH if shape in ("strong", "strong_symbol", "random", "random_mixed")
                      else _CONTEXT_REACH)
@@ -1405,6 +1498,24 @@ def _postal_pin(text: str, kind: str, start: int, end: int) -> bool:
     return kind == "pin" and bool(_PIN_CODE.search(text[start:end])) and bool(_SIX_DIGITS_NEXT.match(text, end))
 
 
+_COMPOUND_WORD = re.compile(r"[A-Za-z0-9]-$")
+_FOLLOWING_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def _inside_compound(text: str, start: int, end: int) -> bool:
+    """Whether a credential's word is joined by hyphens to words on both sides, a command's name
+    ("aws secretsmanager get-secret-value"; "db-password:" and "x-api-key" end with theirs), or is
+    part of a package's or a resource's name ("aws-actions/configure-aws-credentials@v4")."""
+    if _COMPOUND_WORD.search(text, max(0, start - 2), start) and text[end:end + 1] == "-" \
+            and (following := _FOLLOWING_WORD.match(text, end + 1)) and following[0].lower() not in _ASSIGNMENT:
+        return True
+    # (read back at most 200 characters: a long token of credential words made this quadratic)
+    reach = max(0, start - 200)
+    token_start = max(text.rfind(" ", reach, start), text.rfind("\n", reach, start), reach - 1) + 1
+    token_end = next((at for at in range(end, min(len(text), end + 200)) if text[at].isspace()), min(len(text), end + 200))
+    return _RESOURCE_NAME.match(text[token_start:token_end].strip("\"'`,;()")) is not None
+
+
 @one_scan
 def described_credentials(text: str, inner, *, carried: bool = False) -> list[Finding]:
     """Credentials described in words, or hidden or bare, in `text` (normalised by the caller).
@@ -1415,7 +1526,7 @@ def described_credentials(text: str, inner, *, carried: bool = False) -> list[Fi
     postal = [(start, end) for kind, start, end in names if _postal_pin(text, kind, start, end)] \
         if any(kind == "pin" for kind, _, _ in names) and _DELIVERY.search(text) and not _BANKING.search(text) else []
     names = [name for name in names if not any(start <= name[1] < end for start, end in postal)
-             and not _inside_reference(text, name[1])]
+             and not _inside_reference(text, name[1]) and not _inside_compound(text, name[1], name[2])]
     return [*_worded(text, names), *_value_first(text, names), *_scored(text, names, carried=carried),
             *_given_to_a_program(text), *_hidden(text, inner), *_fallbacks(text), *filter(None, [cut_short(text)])]
 

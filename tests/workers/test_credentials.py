@@ -300,6 +300,9 @@ def test_a_short_value_at_the_end_that_is_no_first_part_is_kept(text):
     ('String pw = System.getenv("KEYSTORE_PASSWORD");', True),
     ("DB_USER=admin can be committed, DB_PASSWORD stays in the vault", True),
     ("SECRET_KEY=xxxxxxxxxxxxxxxx", True),
+    ('resource "random_password" "api" {\n  length = 32\n}\napi_password = random_password.api.result', True),
+    ("secrets.password: Xk8#pq2Lz", False),
+    ("the deploy job reads it from DB_PASSWORD", True),                  # a name that ends the message
     ("my password is Walrus-Cabin-19", False),
     ("the pin for the side door is 4417", False),
 ])
@@ -345,3 +348,78 @@ def test_an_ordinary_message_after_a_credential_keeps_its_numbers(text):
 def test_a_capitalised_word_before_the_rest_does_not_hide_it():
     # (only right before the digits does a capitalised word make them a title's number)
     assert "4109" not in redact_secrets("og Slutter med 4109", continues=True)[0]
+
+
+# Configuration and code that name credentials without giving one: a setting's value ends with
+# its line, a time in a log line is a time, a package or a cloud resource is named by its
+# reference, a variable's whole name names, a command's name holds the word it works on.
+@pytest.mark.parametrize("text", [
+    "permissions:\n  packages: write\n  pull-requests: read\njobs:\n  build:\n    runs-on: ubuntu-22.04",
+    "auth-token: none\nretries: 3\nendpoint: https://api.example.org/v2\nregion: eu-west-2",
+    "14:02:57 WARN retrying login for user=ops password=[hidden] after 3 attempts",
+    "- uses: docker/login-action@v3\n  with:\n    registry: ghcr.io",
+    "role: arn:aws:iam::210987654321:role/ci-publisher  # assumed by the token exchange",
+    "the runner exports GITLAB_TOKEN, NPM_KEY and STRIPE_SECRET_KEY before the tests",
+    "run `vault kv get-secret-meta` then `gcloud secrets describe db-secret-name`",
+    "password = aws_db_instance.main.password  # terraform output",
+    "token: module.auth_token.value",
+    "docker run --rm -e REDIS_PASSWORD -e APP_ENV=staging myimage",
+    "Server=db02;Database=Billing;User Id=svc;Password=${BILLING_DB_PASSWORD};Encrypt=true",
+    "apiVersion: secrets-store.csi.x-k8s.io/v1\nkind: SecretProviderClass",
+    "the token path in vault is kv/payments/stripe-webhook",
+    # a public number named by what it is, a process named by the credential it changes, a header
+    "which sort code does the branch on the high street have? the letter says 30 94 57",
+    "exit code 143 again, the container was stopped mid-build",
+    "she asked IT for a password reset email and got it in 2 minutes",
+    "send the token in the Proxy-Authorization header instead",
+])
+def test_configuration_that_names_credentials_is_kept(text):
+    assert redact_secrets(text)[0] == text, redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("text,secret", [
+    ("password:\n  Quill#Harbor58", "Quill#Harbor58"),                      # a value on the next line
+    ("my router pin is\n40417", "40417"),
+    ("db_password: Vx7#tq2Lm9\nport: 5432", "Vx7#tq2Lm9"),                   # on its own line still
+    ("-e POSTGRES_PASSWORD=Marble!Fox62 -e APP_ENV=prod", "Marble!Fox62"),   # a value given to the setting
+    ("Server=db02;Database=Billing;User Id=svc;Password=Lantern!Moss4;", "Lantern!Moss4"),
+    ("login at 09:12:03 with password Xq9#Lm2vR", "Xq9#Lm2vR"),
+    ("the password reset code they texted is 771903", "771903"),
+    ("X-Api-Key: 5c1e9a7f3b2d8e6a4c0f9b1d7e3a5c8f", "5c1e9a7f3b2d8e6a4c0f9b1d7e3a5c8f"),
+])
+def test_a_value_given_in_configuration_is_still_refused(text, secret):
+    assert _hides(text, secret), redact_secrets(text)[0]
+
+
+# What a review of the rules above found they let through at first: each is a credential given
+# beside a form those rules read as a name.
+@pytest.mark.parametrize("text,secret", [
+    ("mein Passwort ist\nHimbeereis", "Himbeereis"),                      # any cue may end the line
+    ("the wifi password is set to\nmarigold", "marigold"),
+    ("my PIN reset to 4471 yesterday", "4471"),                          # reset to a value
+    ("IT did a password reset, use Tango!Fox88 for now", "Tango!Fox88"),
+    ("wifi pw SUMMER_2024", "SUMMER_2024"),                              # a value written like a variable
+    ("ENV DB_PASSWORD PROD_DB_2024", "PROD_DB_2024"),
+    ("password is x=Tiger88", "x=Tiger88"),                              # a password with "=" in it
+    ("master password: Zebra=Crossing7", "Zebra=Crossing7"),
+    ("DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=q8ZtW2mR7xKp4LvN9sYb1AbcD", "q8ZtW2mR7xKp4LvN9sYb1AbcD"),
+    ("my passphrase is horse/battery/staple", "horse/battery/staple"),   # a password with slashes
+    ("login for the portal: jsmith/Welcome@123", "Welcome@123"),         # no package at a version
+    ("arn:aws:rds:us-east-1:123456789012:db:prod;user=admin;password=Winter24", "Winter24"),
+    ("the safe combination is 12:34:56", "12:34:56"),                    # a time given as the value
+    ("locker combo 21:35:09", "21:35:09"),
+    ("PINsentry response code 77341209 for the new payee", "77341209"),  # a card reader's answer
+    ("the password is my_secret.Hunter24", "Hunter24"),                  # no code's name
+])
+def test_a_credential_beside_the_configuration_rules_is_still_refused(text, secret):
+    assert _hides(text, secret), redact_secrets(text)[0]
+
+
+def test_reading_a_resource_name_back_takes_linear_time():
+    import time
+
+    for unit in ("pin.", "code.", "a.b_password.", "random_password.db."):
+        text = unit * (20000 // len(unit))
+        started = time.perf_counter()
+        redact_secrets(text)
+        assert time.perf_counter() - started < 2.0

@@ -461,22 +461,31 @@ def _words(text: str, start: int):
         yield raw, word, token.start() + (raw.find(word) if word else 0)
 
 
-def _digit_run(words: list, count: int, *, listed: bool = False) -> tuple[int, int] | None:
+def _digit_run(words: list, count: int, *, listed: bool = False, spoken: bool = False) -> tuple[int, int] | None:
     """Digits written in groups ("22 14 36", "7 3 9 1"), as words ("four four one two"), or a
     value spelt out character by character ("k 9 m 2 p 7"), from word `count` on: (end, how
     many digits or characters), or None. `listed`: the value was just assigned ("is", ":"), so
-    single digits may be read out with commas between them ("three, eight, eight, zero")."""
+    single digits may be read out with commas between them ("three, eight, eight, zero").
+    `spoken`: a credential was just named, so numbers are also read as people say them
+    ("double three six one", "twelve thirty four")."""
     end = digits = groups = in_row = 0
     spelt = False
     window = words[count:count + _MAX_DIGIT_GROUPS]
     for position, (raw, word, at) in enumerate(window):
         lowered = word.lower()
+        previous = window[position - 1][1].lower() if position else ""
         if _DIGITS.match(word):
             digits += len(word)
         elif _HYPHENED_DIGITS.match(word) and not groups:  # "613-840", read out in two halves
             digits += sum(c.isdigit() for c in word)
+        elif spoken and lowered in _TENS_AND_TEENS:
+            digits += 2
+        elif spoken and lowered in _REPEATED and raw == word and position + 1 < len(window) \
+                and window[position + 1][1].lower() in NUMBER_WORDS:
+            digits += _REPEATED[lowered]  # "double three": the digit after it counts once more
         elif lowered in NUMBER_WORDS:
-            digits += 1
+            # (a unit after a ten is its second digit: "thirty four" is two)
+            digits += 0 if spoken and previous in _TENS and raw == word else 1
         elif len(word) == 1 and word.isalnum() or lowered in PHONETIC_LETTERS:
             digits += 1
             spelt = True
@@ -494,6 +503,13 @@ def _digit_run(words: list, count: int, *, listed: bool = False) -> tuple[int, i
     if spelt and not any(c.isdigit() for c in text_between(words, count, end)):
         return None  # single letters alone ("a b c d") spell no credential
     return (end, digits, groups) if digits else None
+
+
+# Numbers as people say them, in English: "twelve thirty four", "double three six one".
+_TENS = frozenset("twenty thirty forty fifty sixty seventy eighty ninety".split())
+_TENS_AND_TEENS = _TENS | frozenset("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen "
+                                    "nineteen".split())
+_REPEATED = {"double": 1, "triple": 2}
 
 
 # (not a range of years: "valid 2021-2024")
@@ -550,8 +566,9 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
         # A lone letter may start a spelt value, but not the Italian or French "is" (è, é).
         starts_run = _DIGITS.match(word) or lowered in NUMBER_WORDS or lowered in PHONETIC_LETTERS or (
             _HYPHENED_DIGITS.match(word) and credential_shaped(word, previous=named)) or (
-            len(word) == 1 and word.isalnum() and lowered not in _ASSIGNMENT)
-        run = _digit_run(words, count, listed=previous in _ASSIGNMENT or previous == ":") \
+            len(word) == 1 and word.isalnum() and lowered not in _ASSIGNMENT) or (
+            lowered in _TENS_AND_TEENS or lowered in _REPEATED)
+        run = _digit_run(words, count, listed=previous in _ASSIGNMENT or previous == ":", spoken=True) \
             if starts_run and previous not in _PREPOSITIONS else None
         if run is not None and run[1] >= min_digits and (
                 run[2] > 1 or credential_shaped(word, previous=named) or min_digits < 4):

@@ -423,3 +423,23 @@ def test_reading_a_resource_name_back_takes_linear_time():
         started = time.perf_counter()
         redact_secrets(text)
         assert time.perf_counter() - started < 2.0
+
+
+# Numbers said the way people say them, right after a credential's name.
+@pytest.mark.parametrize("text,secret", [
+    ("my bank pin is double three six one", "double three six one"),
+    ("the alarm code is triple seven two", "triple seven two"),
+    ("the bike lock code is twelve thirty four", "twelve thirty four"),
+    ("garage pin: nineteen oh four", "nineteen oh four"),
+])
+def test_a_credential_said_in_number_words_is_redacted(text, secret):
+    assert _hides(text, secret), redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("text", [
+    "i've had the same pin for twenty years",
+    "the code review took twelve minutes",
+    "we double checked the pin pad, twenty of them were broken",
+])
+def test_number_words_near_a_credential_that_give_no_value_are_kept(text):
+    assert redact_secrets(text)[0] == text, redact_secrets(text)[0]

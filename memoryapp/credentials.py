@@ -1063,6 +1063,63 @@ def _value_first(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
     return findings
 
 
+# --- a security question's answer named by the question's topic ----------------------------------
+# "first pet was Biscuit, that's what i put on the account", "my 'first car' answer is vauxhall
+# corsa", "street i grew up on = Larkspur Lane … those are my two recovery questions". Only in a
+# message that says it speaks of such answers: "my first pet was a hamster" is a fact to remember.
+
+_ANSWER_FRAME = re.compile(
+    r"(?i)\b(?:(?:security|secret|recovery|verification|memorable|challenge)\s+(?:questions?|answers?)|"
+    r"what\s+(?:i|we)\s+(?:put|wrote|entered|typed|used|gave)\b|answers?\s+(?:is|was|=|:))")
+_QUOTES = "'‘’\"“”"
+# The topics banks and sites ask about, in English.
+_QUESTION_TOPIC = re.compile(
+    r"(?i)\b(?:(?:first|childhood)\s+(?:pet|car|school|job|teacher|concert|boss|street|home|house|phone|"
+    r"best\s+friend|friend)(?:['’]s\s+name)?|pet['’]?s?\s+name|maiden\s+name|birth\s*place|"
+    r"(?:city|town|place|hospital|country)\s+(?:where\s+)?(?:i|you)\s+(?:was|were)\s+born|where\s+(?:i|you)\s+(?:was|were)\s+born|"
+    r"(?:primary|elementary|junior|high|secondary|middle)\s+school|"
+    r"favou?rite\s+(?:teacher|film|movie|book|food|colou?r|band|(?:sports?\s+)?team|city|place|animal|song|"
+    r"singer|holiday|dish|meal|drink|subject|author)|"
+    r"street\s+(?:i|you|we)\s+grew\s+up\s+on|(?:city|town)\s+where\s+(?:your|my)\s+parents\s+met|"
+    r"childhood\s+(?:nickname|hero|dream\s+job)|(?:mother|father|mum|mom|dad)['’]?s\s+middle\s+name)\b")
+# After the topic, in its sentence: what gives the answer.
+_ANSWER_CUE = re.compile(
+    r"(?i)[^.!?\n]{0,40}?(?:\b(?:is|was)|[=:]|\b(?:i|we)\s+(?:put|said|used|wrote|entered|gave|typed)|"
+    r"\banswer\s+(?:is|was))\s+")
+_RELATIVE = re.compile(r"(?i)\b(?:which|that|it|this)\b")
+_ANSWER_WORD = re.compile(r"[^\s,.;:!?()\"“”]+")
+_ANSWER_ENDS = frozenset("and but so because with which that lol haha i we it is was for on in at to or "
+                         "maybe though".split())
+_ANSWER_WORDS = 3
+
+
+def _answers_by_topic(text: str) -> list[Finding]:
+    topics = list(_QUESTION_TOPIC.finditer(text))
+    # (a topic quoted is a question's: "for 'city where your parents met' i put …")
+    quoted = [t for t in topics if text[t.start() - 1:t.start()] in _QUOTES and text[t.end():t.end() + 1] in _QUOTES]
+    if not topics or not quoted and not _ANSWER_FRAME.search(text):
+        return []
+    findings = []
+    for topic in topics:
+        at = topic.end()
+        if text[at:at + 1] in _QUOTES and text[at:at + 1]:
+            at += 1  # the topic quoted: "my 'first car' answer is …"
+        cue = _ANSWER_CUE.match(text, at)
+        if cue is None or _RELATIVE.search(cue[0]):
+            continue  # ("… 'name of your first school', which is silly" says what it is like)
+        start = end = cue.end()
+        for count in range(_ANSWER_WORDS):
+            word = _ANSWER_WORD.match(text, end if not count else end + 1)
+            if word is None or word[0].lower() in _ANSWER_ENDS or (count and text[end] != " "):
+                break
+            if not count and (word[0].lower() in _PRONOUNS | _FILLERS or word[0].lower() in ("a", "an", "the", "my")):
+                break  # "the first pet was a dog", "was it …": no answer given
+            end = word.end()
+        if end > start:
+            findings.append(Finding("security_answer", start, end))
+    return findings
+
+
 # --- any value, scored: its shape, and the words around it --------------------------------------
 
 # Presidio's recognisers give a pattern match a base score and raise it when context words stand
@@ -1545,7 +1602,8 @@ def described_credentials(text: str, inner, *, carried: bool = False) -> list[Fi
     names = [name for name in names if not any(start <= name[1] < end for start, end in postal)
              and not _inside_reference(text, name[1]) and not _inside_compound(text, name[1], name[2])]
     return [*_worded(text, names), *_value_first(text, names), *_scored(text, names, carried=carried),
-            *_given_to_a_program(text), *_hidden(text, inner), *_fallbacks(text), *filter(None, [cut_short(text)])]
+            *_given_to_a_program(text), *_hidden(text, inner), *_fallbacks(text), *_answers_by_topic(text),
+            *filter(None, [cut_short(text)])]
 
 
 # --- a value cut short at the end of a message -------------------------------------------------

@@ -443,3 +443,25 @@ def test_a_credential_said_in_number_words_is_redacted(text, secret):
 ])
 def test_number_words_near_a_credential_that_give_no_value_are_kept(text):
     assert redact_secrets(text)[0] == text, redact_secrets(text)[0]
+
+
+# A security question's answer named by the question's topic, in a message that says it speaks of
+# such answers (a quoted question, "security / recovery question", "what I put", "answer is").
+@pytest.mark.parametrize("text,secret", [
+    ("for the recovery questions i set first school = Oakfield Primary", "Oakfield Primary"),
+    ("the bank's memorable answer: mother's middle name is Rosalind", "Rosalind"),
+    ("for 'first concert' i put Blur95, no idea if that counts", "Blur95"),
+    ("street i grew up on was Mill Road, that's what i put on the pension site", "Mill Road"),
+])
+def test_a_security_answer_named_by_its_question_is_redacted(text, secret):
+    assert _hides(text, secret), redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("text", [
+    "my first pet was a hamster called Nibbles",                  # a fact to remember
+    "my favourite film is Jaws and i put it on every list",
+    "should i use fake answers for security questions like my first pet's name?",
+    "what's a good security question? mine is my first car, is that bad",
+])
+def test_a_question_topic_without_an_answer_given_is_kept(text):
+    assert redact_secrets(text)[0] == text, redact_secrets(text)[0]

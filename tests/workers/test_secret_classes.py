@@ -156,8 +156,7 @@ CREDENTIALS = [
     ("cl\u200bave: Mariposa#12", "Mariposa#12"),
     ("use 0x5F3759DF-Bz91Qm to authenticate the old NAS", "0x5F3759DF-Bz91Qm"),
     ("my recovery key for the laptop drive is 2231-8890-1174-6652", "2231-8890-1174-6652"),
-    pytest.param("the answer I set for 'first concert' is Oasis", "Oasis", marks=pytest.mark.xfail(
-        strict=True, reason="known miss: a security answer without the word security or secret")),
+    ("the answer I set for 'first concert' is Oasis", "Oasis"),  # (a known miss until the topic was read)
     ("Bike lock's combo - 8 3 1 7", "8 3 1 7"),
     ("I get into the work laptop with Pebble.Storm.61", "Pebble.Storm.61"),
     # 2026-12-04: the answer to a security question named in French, Spanish, Italian,

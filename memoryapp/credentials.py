@@ -1120,6 +1120,36 @@ def _answers_by_topic(text: str) -> list[Finding]:
     return findings
 
 
+# --- a value described by what one does with it ---------------------------------------------------
+# "what i type when paypal asks me to confirm it's me is Chutney*Fox55", "the word i use to lock the
+# diary is pistachio", "the thing the bank texted me just now is 583920": no credential is named;
+# the clause says the value is typed in, unlocks or was sent to sign in. (Not "what i use for
+# running is Brooks Ghost", nor "the thing i need to buy is flour".)
+_DESCRIBED_BY_USE = re.compile(
+    r"(?i)\b(?:what|(?:the\s+)?(?:thing|word|words|number|digits|bit|one|letters))\s+"
+    r"(?:(?:i|we|you)\s+(?:(?:need|have|got)\s+to\s+|always\s+|usually\s+)?"
+    r"(?:type|enter|punch|key|tap|use\s+to\s+(?:unlock|lock|open|get\s+in|log\s*in|sign\s*in|access))|"
+    r"(?:the\s+)?(?:\w+\s+){1,3}?(?:texted|sent|emailed|messaged)\s+(?:me|us))\b"
+    r"[^.!?\n]{0,80}?\s(?:is|was)\s+(?=\S)")
+_DESCRIBED_VALUE_ENDS = frozenset("and but so because with which lol haha".split())
+
+
+def _described_by_use(text: str) -> list[Finding]:
+    findings = []
+    for described in _DESCRIBED_BY_USE.finditer(text):
+        word = _ANSWER_WORD.match(text, described.end())
+        if word is None:
+            continue
+        value, after = word[0], text[word.end():word.end() + 12].split()
+        ends = not after or text[word.end():word.end() + 1] in ",.;:!?()" or after[0].lower() in _DESCRIBED_VALUE_ENDS
+        sent = re.search(r"(?i)texted|sent|emailed|messaged", described[0]) is not None
+        # A value shaped like one, or a plain word ending the clause; what was sent is digits.
+        if (_digit_count(value) >= 4 if sent else credential_shaped(value, previous="is") or (
+                ends and value.isalpha() and len(value) >= 4 and value.lower() not in _PRONOUNS | _FILLERS)):
+            findings.append(Finding("one_time_code" if sent else "password", word.start(), word.end()))
+    return findings
+
+
 # --- any value, scored: its shape, and the words around it --------------------------------------
 
 # Presidio's recognisers give a pattern match a base score and raise it when context words stand
@@ -1240,6 +1270,8 @@ def _counted(words: list, count: int, end_count: int, named_just_before: bool) -
                                           or is_access_word(words[back - 1][1]))  # "the lock number is"
     before = words[back][1].lower() if back >= 0 else ""
     after = words[end_count][1].lower() if end_count < len(words) else ""
+    if back < count - 1 and any(is_access_word(w) for _, w, _ in words[max(0, back - 3):back]):
+        before = ""  # "what unlocks my phone is 041188": the phone is what opens, not what is numbered
     if before in COUNTED_BEFORE and not (named_just_before and before in ("number", "no", "nr", "#")):
         return True  # "PIN number 4821" is named; "order number 4821" counts
     return after in UNITS or (after == "%")
@@ -1603,6 +1635,7 @@ def described_credentials(text: str, inner, *, carried: bool = False) -> list[Fi
              and not _inside_reference(text, name[1]) and not _inside_compound(text, name[1], name[2])]
     return [*_worded(text, names), *_value_first(text, names), *_scored(text, names, carried=carried),
             *_given_to_a_program(text), *_hidden(text, inner), *_fallbacks(text), *_answers_by_topic(text),
+            *_described_by_use(text),
             *filter(None, [cut_short(text)])]
 
 

@@ -465,3 +465,27 @@ def test_a_security_answer_named_by_its_question_is_redacted(text, secret):
 ])
 def test_a_question_topic_without_an_answer_given_is_kept(text):
     assert redact_secrets(text)[0] == text, redact_secrets(text)[0]
+
+
+# A value described by what one does with it, no credential named.
+@pytest.mark.parametrize("text,secret", [
+    ("what i type each time the work vpn asks is harbour7lights and it's a pain", "harbour7lights"),
+    ("the word i use to lock my journal app is persimmon, my brother keeps guessing", "persimmon"),
+    ("the thing the gas company texted me is 448213, do they really need it over the phone?", "448213"),
+    ("what i punch into the lift at the office is 2290 and it only works before 8", "2290"),
+    ("what unlocks my phone is 120697 and my kids know it", "120697"),
+    ("what i need to type at the library kiosk is bluefinch, all lowercase", "bluefinch"),
+])
+def test_a_value_described_by_its_use_is_redacted(text, secret):
+    assert _hides(text, secret), redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("text", [
+    "what i use for running is Brooks Ghost 15",
+    "what i type fastest is my name",
+    "the thing i need to buy is 2 kg of flour",
+    "the number i type most is 0 because of spreadsheets",
+    "the parcel the shop sent me last week was 2 days late",
+])
+def test_a_clause_about_typing_or_sending_that_gives_no_value_is_kept(text):
+    assert redact_secrets(text)[0] == text, redact_secrets(text)[0]

@@ -1068,10 +1068,9 @@ def _value_first(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
 # corsa", "street i grew up on = Larkspur Lane … those are my two recovery questions". Only in a
 # message that says it speaks of such answers: "my first pet was a hamster" is a fact to remember.
 
-_ANSWER_FRAME = re.compile(
-    r"(?i)\b(?:(?:security|secret|recovery|verification|memorable|challenge)\s+(?:questions?|answers?)|"
-    r"what\s+(?:i|we)\s+(?:put|wrote|entered|typed|used|gave)\b|answers?\s+(?:is|was|=|:))")
+_ANSWER_FRAME = re.compile(r"(?i)\b(?:security|secret|recovery|verification)\s+(?:questions?|answers?)\b")
 _QUOTES = "'‘’\"“”"
+_SENTENCE_BREAK = re.compile(r"[.!?\n]")
 # The topics banks and sites ask about, in English.
 _QUESTION_TOPIC = re.compile(
     r"(?i)\b(?:(?:first|childhood)\s+(?:pet|car|school|job|teacher|concert|boss|street|home|house|phone|"
@@ -1093,14 +1092,26 @@ _ANSWER_ENDS = frozenset("and but so because with which that lol haha i we it is
 _ANSWER_WORDS = 3
 
 
+def _framed(text: str, topic: re.Match) -> bool:
+    """Whether the topic's sentence says it speaks of a security answer: "security / recovery
+    question" in it, or the topic quoted as a question is ("for 'city where your parents met' i
+    put", "my 'first car' answer is"; not "an essay called 'First Pet'")."""
+    start = max((m.end() for m in _SENTENCE_BREAK.finditer(text, 0, topic.start())), default=0)
+    end = next((m.start() for m in _SENTENCE_BREAK.finditer(text, topic.end())), len(text))
+    if _ANSWER_FRAME.search(text, start, end):
+        return True
+    opened, closed = text[topic.start() - 1:topic.start()], text[topic.end():topic.end() + 1]
+    if not (opened and opened in _QUOTES and closed and closed in _QUOTES):
+        return False
+    return bool(re.search(r"(?i)\b(?:for|answer\s+to)\s*$", text[max(0, topic.start() - 12):topic.start() - 1])
+                or re.match(r"(?i)\s*(?:answer|question)\b", text[topic.end() + 1:topic.end() + 12]))
+
+
 def _answers_by_topic(text: str) -> list[Finding]:
-    topics = list(_QUESTION_TOPIC.finditer(text))
-    # (a topic quoted is a question's: "for 'city where your parents met' i put …")
-    quoted = [t for t in topics if text[t.start() - 1:t.start()] in _QUOTES and text[t.end():t.end() + 1] in _QUOTES]
-    if not topics or not quoted and not _ANSWER_FRAME.search(text):
-        return []
     findings = []
-    for topic in topics:
+    for topic in _QUESTION_TOPIC.finditer(text):
+        if not _framed(text, topic):
+            continue
         at = topic.end()
         if text[at:at + 1] in _QUOTES and text[at:at + 1]:
             at += 1  # the topic quoted: "my 'first car' answer is …"
@@ -1126,10 +1137,17 @@ def _answers_by_topic(text: str) -> list[Finding]:
 # the clause says the value is typed in, unlocks or was sent to sign in. (Not "what i use for
 # running is Brooks Ghost", nor "the thing i need to buy is flour".)
 _DESCRIBED_BY_USE = re.compile(
-    r"(?i)\b(?:what|(?:the\s+)?(?:thing|word|words|number|digits|bit|one|letters))\s+"
+    r"(?i)\b(?:what|(?:the\s+)?(?:thing|word|words|number|digits|code|bit|letters))\s+"
     r"(?:(?:i|we|you)\s+(?:(?:need|have|got)\s+to\s+|always\s+|usually\s+)?"
-    r"(?:type|enter|punch|key|tap|use\s+to\s+(?:unlock|lock|open|get\s+in|log\s*in|sign\s*in|access))|"
-    r"(?:the\s+)?(?:\w+\s+){1,3}?(?:texted|sent|emailed|messaged)\s+(?:me|us))\b"
+    # typed in where one signs in or a door opens ("what i type when paypal asks me to confirm
+    # it's me", "each time i ssh into the pi", "into the card reader")
+    r"(?:(?:type|enter|punch|key|tap)\b(?=[^.!?\n]{0,60}?\b(?:log\s*in|sign\s*in|logon|unlock|ssh|vpn|confirm|"
+    r"verify|asks?|prompts?|portal|account|reader|keypad|door|gate|alarm|lift|turnstile|kiosk|laptop|phone|"
+    r"tablet|computer|wifi|router|safe|lock)\b)|use\s+to\s+(?:unlock|lock(?!\s+(?:in|up|down|out)\b)|log\s*in|sign\s*in))|"
+    # ... or sent by who asks for it back
+    r"(?:the\s+|my\s+)?(?:\w+\s+)?(?:bank|app|site|website|service|provider|paypal|council|gov\w*|hmrc|dvla|nhs|"
+    r"amazon|apple|google|microsoft|whatsapp|telegram|signal|company|insurer|courier)(?:['’]s\s+\w+)?\s+"
+    r"(?:texted|sent|emailed|messaged)\s+(?:me|us))\b"
     r"[^.!?\n]{0,80}?\s(?:is|was)\s+(?=\S)")
 _DESCRIBED_VALUE_ENDS = frozenset("and but so because with which lol haha".split())
 
@@ -1143,8 +1161,9 @@ def _described_by_use(text: str) -> list[Finding]:
         value, after = word[0], text[word.end():word.end() + 12].split()
         ends = not after or text[word.end():word.end() + 1] in ",.;:!?()" or after[0].lower() in _DESCRIBED_VALUE_ENDS
         sent = re.search(r"(?i)texted|sent|emailed|messaged", described[0]) is not None
-        # A value shaped like one, or a plain word ending the clause; what was sent is digits.
-        if (_digit_count(value) >= 4 if sent else credential_shaped(value, previous="is") or (
+        # A value shaped like one, or a plain word ending the clause; what was sent is a code of
+        # digits alone ("is 583920", not "is 1950s wedding photos").
+        if (value.isdigit() and 4 <= len(value) <= 8 and ends if sent else credential_shaped(value, previous="is") or (
                 ends and value.isalpha() and len(value) >= 4 and value.lower() not in _PRONOUNS | _FILLERS)):
             findings.append(Finding("one_time_code" if sent else "password", word.start(), word.end()))
     return findings
@@ -1270,7 +1289,9 @@ def _counted(words: list, count: int, end_count: int, named_just_before: bool) -
                                           or is_access_word(words[back - 1][1]))  # "the lock number is"
     before = words[back][1].lower() if back >= 0 else ""
     after = words[end_count][1].lower() if end_count < len(words) else ""
-    if back < count - 1 and any(is_access_word(w) for _, w, _ in words[max(0, back - 3):back]):
+    if back < count - 1 and back >= 3 and words[back - 3][1].lower() in ("what", "which", "that") \
+            and words[back - 2][1].lower() in ("unlocks", "opens", "unlock", "open") \
+            and words[back - 1][1].lower() in _POSSESSIVES:
         before = ""  # "what unlocks my phone is 041188": the phone is what opens, not what is numbered
     if before in COUNTED_BEFORE and not (named_just_before and before in ("number", "no", "nr", "#")):
         return True  # "PIN number 4821" is named; "order number 4821" counts

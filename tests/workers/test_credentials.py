@@ -451,7 +451,7 @@ def test_number_words_near_a_credential_that_give_no_value_are_kept(text):
     ("for the recovery questions i set first school = Oakfield Primary", "Oakfield Primary"),
     ("the bank's memorable answer: mother's middle name is Rosalind", "Rosalind"),
     ("for 'first concert' i put Blur95, no idea if that counts", "Blur95"),
-    ("street i grew up on was Mill Road, that's what i put on the pension site", "Mill Road"),
+    ("street i grew up on was Mill Road, that's my security answer for the pension site", "Mill Road"),
 ])
 def test_a_security_answer_named_by_its_question_is_redacted(text, secret):
     assert _hides(text, secret), redact_secrets(text)[0]
@@ -462,6 +462,11 @@ def test_a_security_answer_named_by_its_question_is_redacted(text, secret):
     "my favourite film is Jaws and i put it on every list",
     "should i use fake answers for security questions like my first pet's name?",
     "what's a good security question? mine is my first car, is that bad",
+    # a frame in another sentence, or no frame at all (a review's classes, in new words)
+    "We talked about security questions at the bank today. My first car was a Fiat Panda.",
+    "the answer is yes, and my favourite film is still Heat",
+    "what I put in the curry is coconut milk; my favourite food is dal",
+    "my daughter's story is called 'First Pet' because her first pet was Mango the cat",
 ])
 def test_a_question_topic_without_an_answer_given_is_kept(text):
     assert redact_secrets(text)[0] == text, redact_secrets(text)[0]
@@ -486,6 +491,12 @@ def test_a_value_described_by_its_use_is_redacted(text, secret):
     "the thing i need to buy is 2 kg of flour",
     "the number i type most is 0 because of spreadsheets",
     "the parcel the shop sent me last week was 2 days late",
+    "what I type most is emails",
+    "the thing I use to open jars is a rubber grip",
+    "the thing my mum sent me was 1950s wedding photos",
+    "the number the dentist texted me is 0161 496 0000 for bookings",
+    "what the bank sent me is 2024 statements, all of them",
+    "We changed the locks, the house number is 4821 now",
 ])
 def test_a_clause_about_typing_or_sending_that_gives_no_value_is_kept(text):
     assert redact_secrets(text)[0] == text, redact_secrets(text)[0]

@@ -1064,9 +1064,10 @@ def _value_first(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
 
 
 # --- a security question's answer named by the question's topic ----------------------------------
-# "first pet was Biscuit, that's what i put on the account", "my 'first car' answer is vauxhall
-# corsa", "street i grew up on = Larkspur Lane … those are my two recovery questions". Only in a
-# message that says it speaks of such answers: "my first pet was a hamster" is a fact to remember.
+# "for the security question about my favourite film i used Jaws2", "my 'first car' answer is
+# vauxhall corsa", "for 'city where your parents met' i put Swindon". Only where the topic's own
+# sentence says it is such a question: "my first pet was a hamster" is a fact to remember, and so
+# is "My first pet was Rex" after "I never use real answers for security questions."
 
 _ANSWER_FRAME = re.compile(r"(?i)\b(?:security|secret|recovery|verification)\s+(?:questions?|answers?)\b")
 _QUOTES = "'‘’\"“”"

@@ -40,7 +40,7 @@ LONG_STEMS = {
     "haslem": "password", "hasle": "password", "losenord": "password", "passord": "password",
     "adgangskode": "password", "salasana": "password", "heslo": "password", "jelszo": "password",
     "sifre": "password", "parolei": "password", "passphrase": "password", "passphrasen": "password",
-    "passcode": "password", "passwd": "password", "losungswort": "password", "motdepasse": "password",
+    "passcode": "password", "passkey": "password", "passwd": "password", "losungswort": "password", "motdepasse": "password",
     "geheimwort": "password", "codewort": "password", "kodeord": "password",
     # PIN
     "geheimzahl": "pin", "geheimnummer": "pin", "pincode": "pin", "pinkode": "pin", "pinnummer": "pin",

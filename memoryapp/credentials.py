@@ -288,7 +288,7 @@ _STOP = frozenset("in on at under behind inside written printed stored saved kep
                   "common rare simple complicated impossible wrong incorrect "
                   # the network, not its password: "the wifi at the library is free and open"
                   "free open public down slow fast patchy unreliable terrible awful great good bad fine off "
-                  "working broken "
+                  "working broken protected secured encrypted "
                   # what happened to it, in the languages above: "mein passwort ist abgelaufen"
                   "expired locked blocked abgelaufen gesperrt falsch expiré expirée bloqué bloquée caducado "
                   "caducada caducó expirado expirada vencido vencida bloqueado bloqueada scaduto scaduta "
@@ -417,6 +417,8 @@ def _credential_shaped(token: str, previous: str) -> bool:
         return False
     if _VARIABLE.match(token):
         return False  # "${DB_PASSWORD}", "$API_TOKEN": where the value comes from, not the value
+    if _PUBLIC_NAME.match(token):
+        return False  # "the wifi uses WPA3", "encrypted with AES-256": a standard's name
     if _is_date(token) and previous not in _ASSIGNMENT:
         return False  # "changed on 2024-03-01"; but a lock's combination is "5-22-41"
     if _YEAR.match(token) and previous not in _ASSIGNMENT:
@@ -441,6 +443,11 @@ def _credential_shaped(token: str, previous: str) -> bool:
 
 
 _SYMBOLS = frozenset("!@#$%^&*+=_~/\\|")
+# The public names of security standards, said beside credential words (and the spray every
+# stiff lock gets).
+_PUBLIC_NAME = re.compile(r"(?i)^(?:wpa[23]?(?:-(?:psk|personal|enterprise))?|wep|aes-?(?:128|192|256)|"
+                          r"sha-?(?:1|2|3|224|256|384|512)|md[45]|rsa-?(?:1024|2048|3072|4096)|tls-?v?1\.[0-3]|"
+                          r"ssl-?v?[23]|ed25519|x25519|p-?256|fido2|u2f|oauth2|wd-?40)$")
 
 
 _VARIABLE = re.compile(r"^\$(?:\{[A-Za-z_]\w*\}?|[A-Z_][A-Z0-9_]*)$")
@@ -480,6 +487,11 @@ def _digit_run(words: list, count: int, *, listed: bool = False, spoken: bool = 
             digits += sum(c.isdigit() for c in word)
         elif spoken and lowered in _TENS_AND_TEENS:
             digits += 2
+        elif (hyphened := _hyphened_number_words(lowered, spoken=spoken)) is not None:
+            digits += hyphened  # "three-five-eight-oh", "twenty-two"
+        elif spoken and digits and lowered in _THEN and raw == word and position + 1 < len(window) \
+                and _number_word(window[position + 1][1].lower(), spoken=True):
+            pass  # "twenty, twelve, then zero zero": the next group of the same value
         elif spoken and lowered in _REPEATED and raw == word and position + 1 < len(window) \
                 and window[position + 1][1].lower() in NUMBER_WORDS:
             digits += _REPEATED[lowered]  # "double three": the digit after it counts once more
@@ -498,18 +510,67 @@ def _digit_run(words: list, count: int, *, listed: bool = False, spoken: bool = 
         grouped = in_row >= 3 and _listed_digit(raw, word, window[position + 1:position + 2])
         if grouped:
             in_row = 0
-        if raw != word and not grouped and not (listed and _listed_digit(raw, word, window[position + 1:position + 2])):
+        if raw != word and not grouped and not (listed and _listed_digit(raw, word, window[position + 1:position + 2])) \
+                and not (spoken and listed and _next_group(raw, word, window[position + 1:position + 3])):
             break  # punctuation ends the value
     if spelt and not any(c.isdigit() for c in text_between(words, count, end)):
         return None  # single letters alone ("a b c d") spell no credential
     return (end, digits, groups) if digits else None
 
 
-# Numbers as people say them, in English: "twelve thirty four", "double three six one".
-_TENS = frozenset("twenty thirty forty fifty sixty seventy eighty ninety".split())
+# Numbers as people say them: "twelve thirty four", "double three six one", and the tens and
+# teens of the other languages whose digits are known ("doce, treinta, cero cinco"; not the
+# Spanish "once" or the German "elf", which are English words).
+_TENS = frozenset("twenty thirty forty fifty sixty seventy eighty ninety "
+                  "veinte treinta cuarenta cincuenta sesenta setenta ochenta noventa "
+                  "vingt trente quarante cinquante soixante "
+                  "zwanzig dreißig dreissig vierzig fünfzig sechzig siebzig achtzig neunzig "
+                  "venti trenta quaranta cinquanta sessanta settanta ottanta novanta "
+                  "vinte trinta quarenta cinquenta sessenta setenta oitenta noventa".split())
 _TENS_AND_TEENS = _TENS | frozenset("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen "
-                                    "nineteen".split())
+                                    "nineteen diez doce trece catorce quince dieciséis dieciseis diecisiete "
+                                    "dieciocho diecinueve dix onze douze treize quatorze quinze seize zehn zwölf "
+                                    "zwoelf dreizehn vierzehn fünfzehn sechzehn siebzehn achtzehn neunzehn dieci "
+                                    "undici dodici tredici quattordici quindici sedici diciassette diciotto "
+                                    "diciannove dez onze doze treze catorze quinze dezesseis dezessete dezoito "
+                                    "dezenove".split())
 _REPEATED = {"double": 1, "triple": 2}
+# Between two groups of one value read out: "zéro neuf, puis trois cinq".
+_THEN = frozenset("then and puis et dann und luego y después despues poi e depois daarna en".split())
+
+
+def _number_word(lowered: str, *, spoken: bool) -> bool:
+    return lowered.isdigit() or lowered in NUMBER_WORDS or spoken and lowered in _TENS_AND_TEENS \
+        or _hyphened_number_words(lowered, spoken=spoken) is not None
+
+
+def _hyphened_number_words(lowered: str, *, spoken: bool) -> int | None:
+    """How many digits "three-five-eight-oh" or "twenty-two" read out, or None when `lowered`
+    is not number words joined by hyphens."""
+    if "-" not in lowered:
+        return None
+    digits, previous = 0, ""
+    for part in lowered.split("-"):
+        if part in NUMBER_WORDS:
+            digits += 0 if previous in _TENS else 1
+        elif spoken and part in _TENS_AND_TEENS:
+            digits += 2
+        else:
+            return None
+        previous = part
+    return digits
+
+
+def _next_group(raw: str, word: str, following: list) -> bool:
+    """Whether a comma after a number read out continues the value with another group ("twenty,
+    twelve, then zero zero"; "quatre sept, deux un"): only where a credential was just named and
+    its value assigned."""
+    if raw != word + "," or not following or not _number_word(word.lower(), spoken=True):
+        return False
+    nxt = following[0][1].lower()
+    if nxt in _THEN and following[0][0] == following[0][1] and len(following) > 1:
+        nxt = following[1][1].lower()
+    return _number_word(nxt, spoken=True)
 
 
 # (not a range of years: "valid 2021-2024")
@@ -565,6 +626,7 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
         named = ":" if not count and _HALVES.match(word) else previous
         # A lone letter may start a spelt value, but not the Italian or French "is" (è, é).
         starts_run = _DIGITS.match(word) or lowered in NUMBER_WORDS or lowered in PHONETIC_LETTERS or (
+            _hyphened_number_words(lowered, spoken=True) is not None) or (
             _HYPHENED_DIGITS.match(word) and credential_shaped(word, previous=named)) or (
             len(word) == 1 and word.isalnum() and lowered not in _ASSIGNMENT) or (
             lowered in _TENS_AND_TEENS or lowered in _REPEATED)
@@ -1093,6 +1155,16 @@ _ANSWER_ENDS = frozenset("and but so because with which that lol haha i we it is
 _ANSWER_WORDS = 3
 
 
+_LOOKS_BACK = re.compile(r"(?i)\s*(?:those|these|that|this|they|both|it)(?:\s+(?:are|is|were|was)|['’]s)\s+"
+                        r"(?:(?:my|our|the|his|her|their|two|three|both|all)\s+){0,2}(?:\w+\s+)?"
+                        r"(?:security|secret|recovery|verification)\s+(?:questions?|answers?)\b")
+_ASKED = re.compile(r"(?i)\b(?P<asker>bank|building\s+society|agent|adviser|advisor|customer\s+service|support|"
+                    r"helpline|help\s*desk|call\s+cent(?:re|er)|operator|app|site|website|provider|insurer|"
+                    r"they)\b[^.!?\n]{0,30}?\basked\b")
+_VERIFYING = re.compile(r"(?i)\b(?:account|verif\w*|identity|security|log\s*in|sign\s*in|password|reset|"
+                        r"locked\s+out|bank|it['’]s\s+(?:really\s+)?me)\b")
+
+
 def _framed(text: str, topic: re.Match) -> bool:
     """Whether the topic's sentence says it speaks of a security answer: "security / recovery
     question" in it, or the topic quoted as a question is ("for 'city where your parents met' i
@@ -1100,6 +1172,15 @@ def _framed(text: str, topic: re.Match) -> bool:
     start = max((m.end() for m in _SENTENCE_BREAK.finditer(text, 0, topic.start())), default=0)
     end = next((m.start() for m in _SENTENCE_BREAK.finditer(text, topic.end())), len(text))
     if _ANSWER_FRAME.search(text, start, end):
+        return True
+    # The next sentence looks back at it: "street i grew up on = Larkspur Lane. those are my
+    # recovery questions".
+    if _LOOKS_BACK.match(text, end + 1):
+        return True
+    # Asked by who checks one's identity, and answered: "the bank asked where i was born and i
+    # said …" ("my son asked where i was born" is a conversation, not a check).
+    asked = _ASKED.search(text, start, topic.start())
+    if asked is not None and (asked["asker"].lower() in ("bank", "building society") or _VERIFYING.search(text)):
         return True
     opened, closed = text[topic.start() - 1:topic.start()], text[topic.end():topic.end() + 1]
     if not (opened and opened in _QUOTES and closed and closed in _QUOTES):
@@ -1167,6 +1248,79 @@ def _described_by_use(text: str) -> list[Finding]:
         if (value.isdigit() and 4 <= len(value) <= 8 and ends if sent else credential_shaped(value, previous="is") or (
                 ends and value.isalpha() and len(value) >= 4 and value.lower() not in _PRONOUNS | _FILLERS)):
             findings.append(Finding("one_time_code" if sent else "password", word.start(), word.end()))
+    return findings
+
+
+# A dial's combination read as turns: "left to twenty two, right to nine, left to thirty", "R 36
+# L 12 R 4", "22 right, 9 left, 30 right". Three turns, or two where the text names a dial, a
+# combination or a safe; directions on a road ("left on 5th") turn to no number.
+_TURN = (r"(?:left|right|l|r|clockwise|anti-?clockwise|counter-?clockwise|cw|ccw|izquierda|derecha|links|rechts|"
+         r"gauche|droite|sinistra|destra)")
+_DIAL_NUMBER = (r"(?:\d{1,2}(?![\w/:.]\d)(?!\w)|(?:" + "|".join(sorted(_TENS_AND_TEENS)) + r")(?:[\s-]+(?:"
+                + "|".join(word for word in NUMBER_WORDS if word.isascii() and len(word) > 2) + r"))?(?![\w-])|(?:"
+                + "|".join(word for word in NUMBER_WORDS if word.isascii() and len(word) > 2) + r")(?![\w-]))")
+_DIAL_STEP = (r"(?:" + _TURN + r"\b(?:\s+(?:\w+\s+)?(?:to|past)\b)?\s*" + _DIAL_NUMBER
+              + r"(?:\s+(?:to|past)\s+" + _DIAL_NUMBER + r")?|" + _DIAL_NUMBER + r"\s+(?:to\s+the\s+)?" + _TURN + r"\b)")
+_DIAL = re.compile(r"(?i)(?<![\w-])" + _DIAL_STEP + r"(?:[\s,;]+(?:(?:and\s+)?then\s+|and\s+)?" + _DIAL_STEP + r"){1,5}")
+_DIAL_NAMED = re.compile(r"(?i)\b(?:dial|combination|combo|safe|padlock|lock|locker|vault|tresor|kombination|"
+                         r"combinaci[oó]n|combinaison|combinazione|cadenas|candado|lucchetto)s?\b")
+
+
+def _dial_combination(text: str) -> list[Finding]:
+    findings = []
+    if not _DIAL_NAMED.search(text):
+        return findings
+    for dial in _DIAL.finditer(text):
+        turns = len(re.findall(r"(?i)(?<![\w-])" + _TURN + r"\b", dial[0]))
+        if turns >= 3 or turns == 2 and re.search(r"(?i)\b(?:dial|combination|combo|safe|padlock|locker)\b", text):
+            findings.append(Finding("access_code", dial.start(), dial.end()))
+    return findings
+
+
+# A file, an archive or a sheet protected by a value: "the zip's protected with Figaro1786", "the
+# pdf is locked with Q3budget$". Not a standard's name, which is capitals and digits ("encrypted
+# with AES256", "protected with WPA2").
+_PROTECTED_WITH = re.compile(r"(?i)\b(?:password[\s-]*)?(?:protected|locked|encrypted|secured)\s+(?:with|by|using)\s+"
+                             r"(?:the\s+(?:password|passphrase|pin|code)\s+)?(?=\S)")
+
+
+def _protected_with(text: str) -> list[Finding]:
+    findings = []
+    for protected in _PROTECTED_WITH.finditer(text):
+        word = _ANSWER_WORD.match(text, protected.end())
+        if word is None:
+            continue
+        value = word[0].rstrip("'’")
+        standard = not any(c.islower() for c in value) and not any(c in _SYMBOLS for c in value)
+        if not standard and credential_shaped(value, previous="is") and not _ADDRESS.search(value):
+            findings.append(Finding("password", word.start(), word.start() + len(value)))
+    return findings
+
+
+# A value one is told to try on what it opens: "try Figaro1786 on the zip file", "enter 4471 at
+# the side gate", "use Kestrel!9 for the vpn". Digits alone only on a lock ("use 2024 for the file
+# name" names a year); never a standard's name ("use WD40 on the lock", "try 5G on the phone").
+_LOCKS = r"door|gate|safe|lock|padlock|locker|keypad|alarm|phone|intercom|garage|shed"
+_TRIED_ON = re.compile(
+    r"(?i)\b(?:try|use|enter|type|put\s+in|punch\s+in|key\s+in)\s+(?P<value>[^\s,;:()\"“”]+?)[.!?]?\s+"
+    r"(?:on|for|in|into|at|to\s+(?:open|unlock|get\s+into))\s+(?:the|my|your|our|his|her|their|that|this)\s+"
+    r"(?:[\w-]+\s+){0,2}?(?P<thing>zip|file|pdf|archive|rar|7z|workbook|document|login|account|"
+    r"wifi|wi-fi|router|admin|site|website|portal|vpn|vault|" + _LOCKS + r")s?\b")
+
+
+def _tried_on(text: str) -> list[Finding]:
+    findings = []
+    for tried in _TRIED_ON.finditer(text):
+        value = tried["value"]
+        if value.isdigit():
+            if 4 <= len(value) <= 8 and re.fullmatch(_LOCKS, tried["thing"], re.I):
+                findings.append(Finding("access_code", tried.start("value"), tried.end("value")))
+            continue
+        # (what a device is, or runs: "use iOS17 on the phone", "try Python3 on the laptop")
+        if re.fullmatch(_LOCKS, tried["thing"], re.I) and tried["thing"].lower() != "safe":
+            continue
+        if _shape(value, "is") in ("strong", "strong_symbol", "random", "random_mixed"):
+            findings.append(Finding("password", tried.start("value"), tried.end("value")))
     return findings
 
 
@@ -1340,13 +1494,14 @@ def _candidates(words: list, text: str) -> list[tuple[int, int, int, int, str]]:
         value = word.strip("*#")
         end_count, end = count + 1, at + len(word)
         shape = None
-        if word[:1].isdigit() or word.lower() in NUMBER_WORDS:
+        if word[:1].isdigit() or _number_word(word.lower(), spoken=False):
             # Digits in groups are one value: "22 14 36", "two eight eight one", or a phone
             # number ("0800 123 4567"), which is none.
             assigned = count > 0 and (words[count - 1][0].endswith(":") or words[count - 1][1].lower() in _ASSIGNMENT)
             run = _digit_run(words, count, listed=assigned)
             numbers = words[count:count + (run[2] if run else 0)]
-            if run is not None and run[2] > 1 and all(w.isdigit() or w.lower() in NUMBER_WORDS for _, w, _ in numbers):
+            if run is not None and (run[2] > 1 or "-" in word and not word[:1].isdigit()) \
+                    and all(_number_word(w.lower(), spoken=False) for _, w, _ in numbers):
                 if _is_phone(text[at:run[0]]):
                     count += run[2]
                     continue
@@ -1657,7 +1812,7 @@ def described_credentials(text: str, inner, *, carried: bool = False) -> list[Fi
              and not _inside_reference(text, name[1]) and not _inside_compound(text, name[1], name[2])]
     return [*_worded(text, names), *_value_first(text, names), *_scored(text, names, carried=carried),
             *_given_to_a_program(text), *_hidden(text, inner), *_fallbacks(text), *_answers_by_topic(text),
-            *_described_by_use(text),
+            *_described_by_use(text), *_dial_combination(text), *_protected_with(text), *_tried_on(text),
             *filter(None, [cut_short(text)])]
 
 

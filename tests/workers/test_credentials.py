@@ -500,3 +500,47 @@ def test_a_value_described_by_its_use_is_redacted(text, secret):
 ])
 def test_a_clause_about_typing_or_sending_that_gives_no_value_is_kept(text):
     assert redact_secrets(text)[0] == text, redact_secrets(text)[0]
+
+
+# Numbers read out in groups, hyphened, or in the tens of the other languages whose digits are
+# known; a dial's turns; a file protected by a value; a value one is told to try on what it opens;
+# a security answer asked for by who checks one's identity, or looked back at by the next sentence.
+@pytest.mark.parametrize("text,secret", [
+    ("the shed padlock code is nine-one-seven-four", "nine-one-seven-four"),
+    ("locker pin: forty, sixteen, then oh two", "forty, sixteen, then oh two"),
+    ("mi pin es catorce, noventa, dos", "catorce, noventa, dos"),
+    ("le code de la porte est vingt, trente, puis un deux", "vingt, trente, puis un deux"),
+    ("the gun safe opens right to eighteen, left to forty, right to six", "eighteen"),
+    ("gym locker: L 14 R 31 L 7, don't tell anyone", "R 31"),
+    ("the payroll export is password protected with Marlin#2210", "Marlin#2210"),
+    ("the archive's encrypted with tulipField88, pass it on to Sam", "tulipField88"),
+    ("the game console passkey is 771203 now", "771203"),
+    ("enter 6619 at the bike store door", "6619"),
+    ("try Osprey$41 on the vpn when you're in", "Osprey$41"),
+    ("the building society asked for my first school and i said Hollins Grove", "Hollins"),
+    ("the helpdesk asked my favourite teacher for verification and i said Mrs Okafor", "Okafor"),
+    ("first car = Micra, pet's name = Pudding. those are my security answers everywhere", "Pudding"),
+])
+def test_a_credential_read_out_turned_or_tried_is_redacted(text, secret):
+    assert _hides(text, secret), redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("text", [
+    "turn left on 5th, right on 9th, then left at the lights",
+    "the safe route home is right at 3 and then left at 5",
+    "set the oven dial to 180, then turn it left to 200 for the last ten minutes",
+    "we were twenty-two, thirty-one and forty when we moved",
+    "the lock took forty, then fifty minutes to fix",
+    "the zip is encrypted with AES256 so it's fine",
+    "our wifi is protected with WPA3 now",
+    "the workbook is password protected, ask Priya for it",
+    "i set up a passkey on my google account yesterday",
+    "use WD-40 on the hinges, not the lock",
+    "try Python3 on the laptop before the tablet",
+    "use 2024 for the file name",
+    "my son asked where i was born and i said Leeds, he didn't believe me",
+    "the doctor asked my mother's maiden name and i said Okafor",
+    "the app asked my favourite colour for the theme and i said green",
+])
+def test_turns_groups_and_values_that_open_nothing_are_kept(text):
+    assert redact_secrets(text)[0] == text, redact_secrets(text)[0]

@@ -40,11 +40,14 @@ LONG_STEMS = {
     "haslem": "password", "hasle": "password", "losenord": "password", "passord": "password",
     "adgangskode": "password", "salasana": "password", "heslo": "password", "jelszo": "password",
     "sifre": "password", "parolei": "password", "passphrase": "password", "passphrasen": "password",
-    "passcode": "password", "passkey": "password", "passwd": "password", "losungswort": "password", "motdepasse": "password",
+    "passcode": "password", "passwd": "password", "losungswort": "password", "motdepasse": "password",
     "geheimwort": "password", "codewort": "password", "kodeord": "password",
     # PIN
     "geheimzahl": "pin", "geheimnummer": "pin", "pincode": "pin", "pinkode": "pin", "pinnummer": "pin",
     "pinnumber": "pin",
+    # a device's pairing or parental-lock number ("the bluetooth passkey is 4417"), never a
+    # plain word ("passkeys are replacing passwords": the sign-in method)
+    "passkey": "pin",
     # codes and combinations that open something
     "zugangscode": "access_code", "zugangsdaten": "password", "zugangsnummer": "access_code",
     "kombination": "access_code", "combinacion": "access_code", "combinaison": "access_code",

@@ -565,12 +565,13 @@ def _next_group(raw: str, word: str, following: list) -> bool:
     """Whether a comma after a number read out continues the value with another group ("twenty,
     twelve, then zero zero"; "quatre sept, deux un"): only where a credential was just named and
     its value assigned."""
-    if raw != word + "," or not following or not _number_word(word.lower(), spoken=True):
-        return False
+    said = lambda w: not w.isdigit() and _number_word(w, spoken=True) or len(w) == 1 and w.isdigit()  # noqa: E731
+    if raw != word + "," or not following or not said(word.lower()):
+        return False  # ("set the combination oven to 180, then 160": numbers in digits are no read-out)
     nxt = following[0][1].lower()
     if nxt in _THEN and following[0][0] == following[0][1] and len(following) > 1:
         nxt = following[1][1].lower()
-    return _number_word(nxt, spoken=True)
+    return said(nxt)
 
 
 # (not a range of years: "valid 2021-2024")
@@ -1161,16 +1162,27 @@ _LOOKS_BACK = re.compile(r"(?i)\s*(?:those|these|that|this|they|both|it)(?:\s+(?
 _ASKED = re.compile(r"(?i)\b(?P<asker>bank|building\s+society|agent|adviser|advisor|customer\s+service|support|"
                     r"helpline|help\s*desk|call\s+cent(?:re|er)|operator|app|site|website|provider|insurer|"
                     r"they)\b[^.!?\n]{0,30}?\basked\b")
-_VERIFYING = re.compile(r"(?i)\b(?:account|verif\w*|identity|security|log\s*in|sign\s*in|password|reset|"
-                        r"locked\s+out|bank|it['’]s\s+(?:really\s+)?me)\b")
+# ... to check who is calling, said in the same sentence ("the bank asked my favourite colour for
+# the card design" checks nobody).
+_VERIFYING = re.compile(r"(?i)\b(?:verif(?:y|ied|ying|ication)|identity|id\s+check|security\s+(?:check|step)|"
+                        r"(?:for|as\s+a)\s+security\b|"
+                        r"(?:prove|confirm)\w*\s+(?:it\s+was|it['’]s|that\s+i\s+was)\s+(?:really\s+)?me|"
+                        r"locked\s+out|(?:to\s+)?(?:reset|unlock|recover)\s+(?:my|the)\s+(?:account|password|login|pin))")
+_TOPIC_SENTENCE_REACH = 300  # characters each way
+_KEEPS_ACCOUNTS = frozenset("bank building society helpline customer service call centre call center operator "
+                            "provider insurer".split()) | {"building society", "customer service", "call centre",
+                                                           "call center"}
 
 
 def _framed(text: str, topic: re.Match) -> bool:
     """Whether the topic's sentence says it speaks of a security answer: "security / recovery
     question" in it, or the topic quoted as a question is ("for 'city where your parents met' i
     put", "my 'first car' answer is"; not "an essay called 'First Pet'")."""
-    start = max((m.end() for m in _SENTENCE_BREAK.finditer(text, 0, topic.start())), default=0)
-    end = next((m.start() for m in _SENTENCE_BREAK.finditer(text, topic.end())), len(text))
+    # (a bounded stretch each way: a long text of topics made every topic scan the whole sentence)
+    reach = max(0, topic.start() - _TOPIC_SENTENCE_REACH)
+    start = max((m.end() for m in _SENTENCE_BREAK.finditer(text, reach, topic.start())), default=reach)
+    limit = min(len(text), topic.end() + _TOPIC_SENTENCE_REACH)
+    end = next((m.start() for m in _SENTENCE_BREAK.finditer(text, topic.end(), limit)), limit)
     if _ANSWER_FRAME.search(text, start, end):
         return True
     # The next sentence looks back at it: "street i grew up on = Larkspur Lane. those are my
@@ -1180,7 +1192,10 @@ def _framed(text: str, topic: re.Match) -> bool:
     # Asked by who checks one's identity, and answered: "the bank asked where i was born and i
     # said …" ("my son asked where i was born" is a conversation, not a check).
     asked = _ASKED.search(text, start, topic.start())
-    if asked is not None and (asked["asker"].lower() in ("bank", "building society") or _VERIFYING.search(text)):
+    # (who keeps one's account asks the classic questions only to check; a favourite is asked
+    # for many reasons: "the bank asked my favourite colour for the card design")
+    if asked is not None and (asked["asker"].lower() in _KEEPS_ACCOUNTS and not topic[0].lower().startswith("favo")
+                              or _VERIFYING.search(text, start, end)):
         return True
     opened, closed = text[topic.start() - 1:topic.start()], text[topic.end():topic.end() + 1]
     if not (opened and opened in _QUOTES and closed and closed in _QUOTES):
@@ -1262,38 +1277,56 @@ _DIAL_NUMBER = (r"(?:\d{1,2}(?![\w/:.]\d)(?!\w)|(?:" + "|".join(sorted(_TENS_AND
 _DIAL_STEP = (r"(?:" + _TURN + r"\b(?:\s+(?:\w+\s+)?(?:to|past)\b)?\s*" + _DIAL_NUMBER
               + r"(?:\s+(?:to|past)\s+" + _DIAL_NUMBER + r")?|" + _DIAL_NUMBER + r"\s+(?:to\s+the\s+)?" + _TURN + r"\b)")
 _DIAL = re.compile(r"(?i)(?<![\w-])" + _DIAL_STEP + r"(?:[\s,;]+(?:(?:and\s+)?then\s+|and\s+)?" + _DIAL_STEP + r"){1,5}")
-_DIAL_NAMED = re.compile(r"(?i)\b(?:dial|combination|combo|safe|padlock|lock|locker|vault|tresor|kombination|"
-                         r"combinaci[oó]n|combinaison|combinazione|cadenas|candado|lucchetto)s?\b")
+# A lock that has a dial, named as a thing: not "the safe route", "lock the door", a dance's
+# "combination", a boxing "combo", an oven's or a washing machine's dial.
+_DIAL_LOCK = re.compile(
+    r"(?i)\b(?:padlocks?|lockers?|masterlock|(?:combination|combo|bike|gym|luggage|suitcase|school|dial)\s+locks?|"
+    r"dial\s+(?:combination|combo)|(?:combination|combo)\s+(?:to|for|of)\s+(?:my|the|our|his|her)\s+"
+    r"(?:locker|safe|padlock|lock)|"
+    r"locks?['’]?s?\s+(?:combination|combo|dial)|safes?['’]?s?\s+(?:combination|combo|dial|code)|"
+    r"(?:the|my|our|his|her|their|a|gun|office|wall|hotel|floor|home|shop|dad['’]s|mum['’]s|mom['’]s)\s+safe"
+    r"(?![\w-]|\s+(?:route|volume|place|side|bet|way|word|space|distance|speed|level|zone|stretch|tyres?|pressures?|"
+    r"for|to|with|and|enough|here|there|now)\b)|tresor|kombination|combinaci[oó]n|combinaison|combinazione|cadenas|"
+    r"candado|lucchetto|kluis|sejf)")
 
 
 def _dial_combination(text: str) -> list[Finding]:
+    """Two turns or more, in a message that names a lock with a dial."""
     findings = []
-    if not _DIAL_NAMED.search(text):
+    if not _DIAL_LOCK.search(text):
         return findings
     for dial in _DIAL.finditer(text):
-        turns = len(re.findall(r"(?i)(?<![\w-])" + _TURN + r"\b", dial[0]))
-        if turns >= 3 or turns == 2 and re.search(r"(?i)\b(?:dial|combination|combo|safe|padlock|locker)\b", text):
+        if len(re.findall(r"(?i)(?<![\w-])" + _TURN + r"\b", dial[0])) >= 2:
             findings.append(Finding("access_code", dial.start(), dial.end()))
     return findings
 
 
 # A file, an archive or a sheet protected by a value: "the zip's protected with Figaro1786", "the
-# pdf is locked with Q3budget$". Not a standard's name, which is capitals and digits ("encrypted
-# with AES256", "protected with WPA2").
-_PROTECTED_WITH = re.compile(r"(?i)\b(?:password[\s-]*)?(?:protected|locked|encrypted|secured)\s+(?:with|by|using)\s+"
-                             r"(?:the\s+(?:password|passphrase|pin|code)\s+)?(?=\S)")
+# payroll pdf is locked with Q3budget$". Only a file (not "the pc is protected by Norton360", "the
+# shelf is secured with M10x50 bolts"), and only a value with a password's mixed case or symbol
+# (not "encrypted using 7zip", "luks2", a standard's name).
+_PROTECTED_WITH = re.compile(r"(?i)\b(?:password[\s-]*)?(?:protected|locked|encrypted|secured)\s+(?:with|by|using)"
+                             r"\s*:?\s+(?:the\s+(?:password|passphrase|pin|code)\s+)?(?=\S)")
+_A_FILE = re.compile(r"(?i)\b(?:zip|file|pdf|archive|rar|7z|sheet|spreadsheet|workbook|excel|document|doc|docx|"
+                     r"folder|attachment|backup|export|usb|drive|volume|container|keystore|wallet)s?\b")
+_VALUE_IN_QUOTES = re.compile(r"[\"'“‘]([^\s\"'”’]{4,64})[\"'”’]|[^\s,;()\"“”]+")
 
 
 def _protected_with(text: str) -> list[Finding]:
     findings = []
     for protected in _PROTECTED_WITH.finditer(text):
-        word = _ANSWER_WORD.match(text, protected.end())
+        clause = re.split(r"[.!?;\n]", text[max(0, protected.start() - 80):protected.start()])[-1]
+        if not _A_FILE.search(clause):
+            continue
+        word = _VALUE_IN_QUOTES.match(text, protected.end())
         if word is None:
             continue
-        value = word[0].rstrip("'’")
-        standard = not any(c.islower() for c in value) and not any(c in _SYMBOLS for c in value)
-        if not standard and credential_shaped(value, previous="is") and not _ADDRESS.search(value):
-            findings.append(Finding("password", word.start(), word.start() + len(value)))
+        start = word.start(1) if word.group(1) else word.start()
+        value = (word.group(1) or word.group()).rstrip(".,!?'’")
+        shape = _shape(value, "is")
+        if shape in ("strong", "strong_symbol", "random", "random_mixed") or shape == "mixed" and (
+                len(value) >= 7 or not _SYMBOLS.isdisjoint(value)):
+            findings.append(Finding("password", start, start + len(value)))
     return findings
 
 

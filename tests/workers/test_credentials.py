@@ -512,13 +512,16 @@ def test_a_clause_about_typing_or_sending_that_gives_no_value_is_kept(text):
     ("le code de la porte est vingt, trente, puis un deux", "vingt, trente, puis un deux"),
     ("the gun safe opens right to eighteen, left to forty, right to six", "eighteen"),
     ("gym locker: L 14 R 31 L 7, don't tell anyone", "R 31"),
+    ("the combo for my locker is left 8, right 25", "right 25"),
     ("the payroll export is password protected with Marlin#2210", "Marlin#2210"),
     ("the archive's encrypted with tulipField88, pass it on to Sam", "tulipField88"),
+    ("the backup drive is encrypted with: 'sparrow_41'", "sparrow_41"),
     ("the game console passkey is 771203 now", "771203"),
+    ("passkey for the car's bluetooth: 5529", "5529"),
     ("enter 6619 at the bike store door", "6619"),
     ("try Osprey$41 on the vpn when you're in", "Osprey$41"),
     ("the building society asked for my first school and i said Hollins Grove", "Hollins"),
-    ("the helpdesk asked my favourite teacher for verification and i said Mrs Okafor", "Okafor"),
+    ("the helpdesk asked my favourite teacher to verify me and i said Mrs Okafor", "Okafor"),
     ("first car = Micra, pet's name = Pudding. those are my security answers everywhere", "Pudding"),
 ])
 def test_a_credential_read_out_turned_or_tried_is_redacted(text, secret):
@@ -535,12 +538,32 @@ def test_a_credential_read_out_turned_or_tried_is_redacted(text, secret):
     "our wifi is protected with WPA3 now",
     "the workbook is password protected, ask Priya for it",
     "i set up a passkey on my google account yesterday",
+    "passkeys are replacing passwords at work",
+    "the dance combination is right 8, left 8, then right 4",
+    "turn the washing machine dial left to 40, then right to 30",
+    "is it safe? tyre pressures front L 32 R 32, rear L 30 R 30",
+    "the pc is protected by Norton360",
+    "the backups are encrypted using 7zip",
+    "the shelf is secured with M10x50 bolts",
+    "set the combination oven to 180, then 160",
     "use WD-40 on the hinges, not the lock",
     "try Python3 on the laptop before the tablet",
     "use 2024 for the file name",
     "my son asked where i was born and i said Leeds, he didn't believe me",
     "the doctor asked my mother's maiden name and i said Okafor",
     "the app asked my favourite colour for the theme and i said green",
+    "the bank asked my favourite colour for the new card and i said purple",
+    "the dating site asked my favourite film and i said Alien. my account is live now",
 ])
 def test_turns_groups_and_values_that_open_nothing_are_kept(text):
     assert redact_secrets(text)[0] == text, redact_secrets(text)[0]
+
+
+def test_asked_topics_take_linear_time():
+    import time
+
+    for text in ("they asked where i was born, " * 3000, "support asked where i was born and i said x, " * 2000,
+                 "safe " + "left to twenty two " * 10000, "protected with " * 5000):
+        started = time.perf_counter()
+        redact_secrets(text)
+        assert time.perf_counter() - started < 3.0

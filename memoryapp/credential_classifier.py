@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
@@ -53,29 +52,11 @@ _READ_OUT = frozenset(NUMBER_WORDS) | PHONETIC_LETTERS
 
 
 def could_hold_value(text: str) -> bool:
-    """Whether anything in `text` could be a credential's value (see _VALUE_CANDIDATE), in a
-    message the embedding model can read (_written_for_the_model)."""
-    if not _written_for_the_model(text):
-        return False
+    """Whether anything in `text` could be a credential's value (see _VALUE_CANDIDATE)."""
     if _VALUE_CANDIDATE.search(text):
         return True
     words = [word.strip(".,;:!?\"'()").lower() for word in text.split()]
     return any(a in _READ_OUT and b in _READ_OUT for a, b in zip(words, words[1:]))
-
-
-def _written_for_the_model(text: str) -> bool:
-    """Whether most of the letters in `text` are Latin. The embedding model learnt English: a
-    message in Chinese, Thai, Hebrew or Cyrillic gets a vector the classifier reads as noise
-    (on the dev splits it withheld 8 of 33 such look-alikes, a tracking number or a flight, for
-    2 of 35 credentials the rules missed). There the rules decide alone."""
-    latin = other = 0
-    for char in text:
-        if char.isalpha():
-            if char.isascii() or "LATIN" in unicodedata.name(char, ""):
-                latin += 1
-            else:
-                other += 1
-    return latin >= other
 
 
 @lru_cache(maxsize=1)

@@ -133,9 +133,6 @@ def test_a_message_with_nothing_that_could_be_a_value_is_kept_whatever_it_is_abo
     ("spelled out: h o p s c o t c h", True),
     ("my hint is 'first pet'", True),
     ("LAVENDERS is the word", True),
-    ("Kod do furtki: 4471, wejście od podwórza", True),            # Latin letters, another language
-    ("顺丰的运单号是 SF7730016624，周五下午到", False),                 # a script the model never learnt
-    ("Номер рейса SU2581, вылет в 07:15 из Шереметьево", False),
 ])
 def test_what_could_hold_a_value(text, holds):
     assert credential_classifier.could_hold_value(text) is holds

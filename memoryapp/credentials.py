@@ -1290,10 +1290,15 @@ _DIAL_LOCK = re.compile(
     r"candado|lucchetto|kluis|sejf)")
 
 
+_DIAL_HINTS = ("lock", "safe", "combin", "kombin", "combo", "tresor", "cadenas", "candado", "lucchetto", "kluis", "sejf")
+
+
 def _dial_combination(text: str) -> list[Finding]:
     """Two turns or more, in a message that names a lock with a dial."""
     findings = []
-    if not _DIAL_LOCK.search(text):
+    lowered = text.lower()
+    # (a substring first: the pattern costs 7 µs a message, and most name no lock)
+    if not any(hint in lowered for hint in _DIAL_HINTS) or not _DIAL_LOCK.search(text):
         return findings
     for dial in _DIAL.finditer(text):
         if len(re.findall(r"(?i)(?<![\w-])" + _TURN + r"\b", dial[0])) >= 2:

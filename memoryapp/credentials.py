@@ -443,11 +443,13 @@ def _credential_shaped(token: str, previous: str) -> bool:
 
 
 _SYMBOLS = frozenset("!@#$%^&*+=_~/\\|")
-# The public names of security standards, said beside credential words (and the spray every
-# stiff lock gets).
+# The public names of security standards and password managers, said beside credential words
+# (and the spray every stiff lock gets).
 _PUBLIC_NAME = re.compile(r"(?i)^(?:wpa[23]?(?:-(?:psk|personal|enterprise))?|wep|aes-?(?:128|192|256)|"
                           r"sha-?(?:1|2|3|224|256|384|512)|md[45]|rsa-?(?:1024|2048|3072|4096)|tls-?v?1\.[0-3]|"
-                          r"ssl-?v?[23]|ed25519|x25519|p-?256|fido2|u2f|oauth2|wd-?40)$")
+                          r"ssl-?v?[23]|ed25519|x25519|p-?256|fido2|u2f|oauth2|wd-?40|"
+                          # password managers, where a password is kept ("it's in 1Password")
+                          r"1password|keepass(?:xc|x|2)?|lastpass|nordpass|bitwarden|dashlane|roboform|enpass|passbolt)$")
 
 
 _VARIABLE = re.compile(r"^\$(?:\{[A-Za-z_]\w*\}?|[A-Z_][A-Z0-9_]*)$")
@@ -770,6 +772,8 @@ _REFERENCE = re.compile(
     r"(?:" + _TEMPLATE + r"|\$[A-Z_][A-Z0-9_]*|%\(\w+\)s|<[A-Za-z][A-Za-z_ -]{0,60}>"
     r"|(?:secrets|env|vars?|ENV|process\.env|os\.environ)(?:\." + _NAME + r"|\[[\"']" + _NAME + r"[\"']\])+"
     r"|op://[\w./ -]+|arn:aws[\w-]*:(?:secretsmanager|ssm):[\w:/+=,.@-]+"
+    # an App Service's Key Vault reference, and vals' ("ref+vault://secret/db#/password")
+    r"|@Microsoft\.KeyVault\([^()\n]{0,300}\)|ref\+[a-z0-9]+://[^\s\"'`]{1,300}"
     r"|(?i:null|none|nil|true|false|undefined)|" + _MASKED + r"|\[" + _MASKED + r"\])"
     r"(?=[\s\"'`,;)\]}]|$)")
 # A function that looks a secret up by its name ("vault('secret/data/api#db_pass')",
@@ -1001,6 +1005,22 @@ def _another_setting(setting: re.Match, text: str, at: int) -> bool:
         not credential_words(_spaced(setting[1])) or refers_elsewhere(text[at + setting.start(2):][:200]))
 
 
+_PASSES_THROUGH = re.compile(r"(?:^|\s)(?:-e|--env)\s+$")
+
+
+def _passed_through(text: str, start: int, name_end: int) -> bool:
+    """Whether the credential's name is a variable handed on by name ("-e POSTGRES_PASSWORD", no
+    "="): the program reads its value from the environment, and what follows belongs to the next
+    option."""
+    token_start = max(text.rfind(" ", 0, start), text.rfind("\n", 0, start), text.rfind("\t", 0, start)) + 1
+    token_end = name_end
+    while token_end < len(text) and (text[token_end].isalnum() or text[token_end] == "_"):
+        token_end += 1
+    return (_PASSES_THROUGH.search(text[max(0, token_start - 8):token_start]) is not None
+            and _ENVIRONMENT_NAME.fullmatch(text[token_start:token_end]) is not None
+            and (token_end == len(text) or text[token_end].isspace()))
+
+
 def _only_a_cue(between: str) -> bool:
     """Whether only a cue stands between a credential's name and what follows ("password is
     x=Tiger88" gives the value; "-e POSTGRES_PASSWORD -e APP_ENV=prod" another setting)."""
@@ -1024,7 +1044,12 @@ _NAMES_THE_NETWORK = re.compile(r"(?i)\s*(?:is|was|'s)?\s*(?:called|named)\b")
 def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
     findings = []
     for kind, start, name_end in names:
-        end = value_end(text, name_end, wordy=kind in WORDY_KINDS, digits_only=kind in DIGIT_KINDS,
+        # Plain words after credentials in the plural describe them ("my passwords are weak",
+        # "passkeys are replacing passwords"); values given for several are shaped like values.
+        # (not a seed's or a recovery sheet's words, given as a list of words)
+        plural = kind == "password" and text[name_end - 1:name_end].lower() == "s" \
+            and text[name_end - 2:name_end - 1].lower() != "s"
+        end = value_end(text, name_end, wordy=kind in WORDY_KINDS and not plural, digits_only=kind in DIGIT_KINDS,
                         phrase_words=_MAX_RECOVERY_WORDS if kind == "recovery_code" else _MAX_PASSPHRASE_WORDS,
                         # A pet's or a teacher's name answers a security question: "Rex".
                         min_word=2 if kind == "security_answer" else 4,
@@ -1046,6 +1071,8 @@ def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
         if (setting := _SETTING.match(last_word)) and _another_setting(setting, text, end - len(last_word)) \
                 and not _only_a_cue(text[name_end:end - len(last_word)]):
             continue  # "-e POSTGRES_PASSWORD -e POSTGRES_USER=app": another setting, not the value
+        if _passed_through(text, start, name_end):
+            continue  # "docker run -e POSTGRES_PASSWORD -p 5432:5432": the port is no password
         if kind == "card_number" and (_digit_count(value) < CARD_DIGITS or not _card_grouped(value)
                                       or _counted_before_digits(value)):
             continue
@@ -1591,6 +1618,8 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
         if following < len(words) and (words[following][1].lower() in _DESCRIBED or following + 1 < len(words)
                                         and _names_a_process(words[following][1], words[following + 1][1])):
             continue  # "password manager", "PIN pad", "kod pocztowy", "password reset link" name other things
+        if _passed_through(text, start, end):
+            continue  # "-e POSTGRES_PASSWORD -p 5432:5432": read from the environment, given nothing here
         index = max(0, bisect.bisect_right(starts, start) - 1)
         named[index] = kind
         if _BARE_NETWORK.match(text[start:end]):

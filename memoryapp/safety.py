@@ -108,6 +108,33 @@ PUBLIC_KEY = re.compile(
     r"|-----BEGIN (?P<frame>(?:SSH2 |RSA |EC |PGP )?(?:PUBLIC KEY(?: BLOCK)?|CERTIFICATE))-----"
     r"(?:(?!-----BEGIN )[^-]|-(?!----BEGIN ))*?-----END (?P=frame)-----")
 
+# A secret already encrypted by the tools made to keep secrets in a repository or a config:
+# Ansible Vault, Bitnami's SealedSecret, SOPS, a PGP or age message. What they print is a
+# ciphertext only its key opens, meant to be committed and shared; its body has every shape of
+# a secret. (The line before it may name the secret: "db_password: !vault |".)
+CIPHERTEXT = re.compile(
+    r"!vault\s*\|?[ \t]*\n(?:[ \t]+\S[^\n]*(?:\n|$))+"
+    r"|\$ANSIBLE_VAULT;[\d.]+;\w+(?:;[\w-]+)?[ \t]*\n(?:[ \t]*[0-9a-fA-F]+[ \t]*(?:\n|$))+"
+    r"|(?<![\w-])encryptedData:[ \t]*\n(?:[ \t]+[\w.-]+:[ \t]*[A-Za-z0-9+/=]{16,}[ \t]*(?:\n|$))+"
+    r"|ENC\[(?:AES256_GCM|PGP|age),data:[^\]\n]{0,10000}\]"
+    r"|-----BEGIN (?P<sealed>PGP MESSAGE|AGE ENCRYPTED FILE)-----(?:(?!-----BEGIN )[^-]|-(?!----BEGIN ))*?"
+    r"-----END (?P=sealed)-----")
+
+# Where a configuration points at a secret in a vault, by a syntax made for it: an App Service's
+# Key Vault reference, vals' "ref+vault://…", 1Password's "op://…". The path inside names the
+# secret ("…/secrets/DbPassword/9a8b…" is its version), it does not give it.
+VAULT_REFERENCE = re.compile(r"@Microsoft\.KeyVault\([^()\n]{0,300}\)|\bref\+[a-z0-9]+://[^\s\"'`]{1,300}"
+                             r"|\bop://[\w./-]{1,300}")
+_MAY_POINT_TO_A_VAULT = re.compile(r"KeyVault\(|ref\+|op://")
+
+
+def holds_ciphertext(text: str) -> bool:
+    """Whether `text` holds a secret encrypted by a secret-keeping tool (CIPHERTEXT)."""
+    return _MAY_BE_SEALED.search(text) is not None and CIPHERTEXT.search(text) is not None
+
+
+_MAY_BE_SEALED = re.compile(r"!vault|\$ANSIBLE_VAULT|encryptedData:|ENC\[|-----BEGIN (?:PGP MESSAGE|AGE)")
+
 # Kinds found by a value's shape alone (the body of a public key has every shape of a secret).
 _SHAPE_KINDS = frozenset({"key_material", "encoded_secret", "token", "api_key"})
 
@@ -225,6 +252,8 @@ def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) 
     found += _named_seed_phrases(normal)
     found += login_pairs(normal)
     public = [m.span() for m in PUBLIC_KEY.finditer(normal)]
+    sealed = [m.span() for m in CIPHERTEXT.finditer(normal)] if _MAY_BE_SEALED.search(normal) else []
+    sealed += [m.span() for m in VAULT_REFERENCE.finditer(normal)] if _MAY_POINT_TO_A_VAULT.search(normal) else []
     found += [SecretFinding(f.kind, f.start, f.end)
               for f in described_credentials(normal, _holds_secret, carried=carried or continues)]
     if continues and (finding := continued_credential(normal)) is not None:
@@ -235,6 +264,9 @@ def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) 
         # ("Comment: bank PIN 4417") is still one, and so is a private key
         found = [f for f in found if f.kind == "private_key" or not any(
             f.start < end and start < f.end and (f.kind in _SHAPE_KINDS or f.start < start) for start, end in public)]
+    if sealed:  # encrypted for its key alone, or kept in a vault, whatever names it
+        found = [f for f in found if f.kind == "private_key" or not any(
+            f.start < end and start < f.end for start, end in sealed)]
     # Overlapping findings merge into one span (the one starting first names it): a token shape
     # inside a longer described credential must not leave the rest of that credential behind.
     merged: list[SecretFinding] = []

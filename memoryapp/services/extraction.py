@@ -39,8 +39,8 @@ from memoryapp.extraction.rules import is_ephemeral
 from memoryapp.models import Event, Job, Memory, MemoryEvidence, Subject, Tenant
 from memoryapp.policy import durable_types_allowed
 from memoryapp.safety import (
-    REDACTION_MARKER, ends_with_credential_word, findings_kept, follows_credential, looks_like_instruction,
-    redact_secrets,
+    REDACTION_MARKER, ends_with_credential_word, findings_kept, follows_credential, holds_ciphertext,
+    looks_like_instruction, redact_secrets,
 )
 from memoryapp.services.audit import AuditBuffer, audit_record
 from memoryapp.services.jobs import job_progress
@@ -265,7 +265,7 @@ def _withhold_suspected(prepared: list[Prepared], vectors, episode_vectors: dict
     (chunks are embedded one after another, in order, by one thread)."""
     suspected = [p for p, vector in zip(prepared, vectors)
                  if not p.secret_kinds and suspects_credential(vector) and could_hold_value(p.content)
-                 and not names_secrets_kept_elsewhere(p.content)]
+                 and not names_secrets_kept_elsewhere(p.content) and not holds_ciphertext(p.content)]
     for p in suspected:
         p.content, p.secret_kinds, p.candidates, p.clause_vectors = SUSPECTED_MARKER, [SUSPECTED], [], None
     changed = suspected + _continuations_of(prepared, positions)

@@ -171,3 +171,14 @@ def test_a_stricter_threshold_suspects_less():
     with override_settings(MEMORY_CREDENTIAL_CLASSIFIER_THRESHOLD=min(0.9999, probability + (1 - probability) / 2)):
         credential_classifier._model.cache_clear()
         assert not suspects_credential(vector)
+
+
+SEALED = ("the sealed secret for the payments api, safe to commit:\nkind: SealedSecret\nspec:\n  encryptedData:\n"
+          "    password: AgQm3xT8vK1pW6zR9nB2cY5hL7dF0sJ4gE8uA1oI3qZ6wX9vC2bN5mK8jH1gF4dS7a==")
+
+
+def test_a_sealed_secret_is_kept_whatever_the_classifier_says(tenant_a, actor):
+    assert find_secrets(SEALED) == []
+    assert suspects_credential(embeddings.embed_texts([SEALED])[0]), "the classifier passes it: nothing to test"
+    ingest(tenant_a, "alice", actor, ("e1", "user", SEALED))
+    assert event(tenant_a, "alice", "e1").content == SEALED

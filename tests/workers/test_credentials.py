@@ -579,6 +579,8 @@ def test_asked_topics_take_linear_time():
     "kind: SealedSecret\nspec:\n  encryptedData:\n    token: AgBf8sK2pQ9wL4xZ7mN1vC3bT6yH0rJ5uE8iO2aS4dF7gH9jK1lZ3xC5vB7nM9==",
     "api_key: ENC[AES256_GCM,data:Zm9vYmFyYmF6cXV4,iv:q1w2e3r4t5y6=,tag:a1s2d3f4==,type:str]",
     "half of my passwords are reused, the audit says",
+    "mein Passwort ist seit gestern gesperrt",                    # when, not what
+    "la contraseña es desde 2019 la misma, lo sé",
 ])
 def test_a_secret_named_kept_or_sealed_elsewhere_is_kept(text):
     assert redact_secrets(text)[0] == text, redact_secrets(text)[0]
@@ -590,6 +592,7 @@ def test_a_secret_named_kept_or_sealed_elsewhere_is_kept(text):
     ("the passwords are Kettle99 and Fox12, one for each laptop", "Kettle99"),
     ("recovery words 1-4: velvet orbit candle raisin", "velvet orbit candle raisin"),
     ("encryptedData is empty in the template; the real password is Larch!884", "Larch!884"),
+    ("mein Passwort ist jetzt Eisvogel!42", "Eisvogel!42"),
 ])
 def test_a_value_beside_those_forms_is_still_redacted(text, secret):
     assert _hides(text, secret), redact_secrets(text)[0]

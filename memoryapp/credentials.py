@@ -286,6 +286,9 @@ _STOP = frozenset("in on at under behind inside written printed stored saved kep
                   # a description, not the value: "the password is too long", "hard to spell"
                   "too very so really quite pretty hard easy long short difficult weird unusual strange funny "
                   "common rare simple complicated impossible wrong incorrect "
+                  # ... or its strength or fate: "34 of my passwords are weak", "reused", "leaked"
+                  "weak strong secure insecure reused compromised leaked stolen hashed synced "
+                  "identical different similar unique "
                   # the network, not its password: "the wifi at the library is free and open"
                   "free open public down slow fast patchy unreliable terrible awful great good bad fine off "
                   "working broken protected secured encrypted "
@@ -423,6 +426,8 @@ def _credential_shaped(token: str, previous: str) -> bool:
         return False  # "${DB_PASSWORD}", "$API_TOKEN": where the value comes from, not the value
     if _PUBLIC_NAME.match(token):
         return False  # "the wifi uses WPA3", "encrypted with AES-256": a standard's name
+    if _PASSWORD_MANAGER.match(token) and previous in _BEFORE_A_PRODUCT:
+        return False  # "it's in 1Password"; but "my password is 1Password!", "token: 1password" give it
     if _is_date(token) and previous not in _ASSIGNMENT:
         return False  # "changed on 2024-03-01"; but a lock's combination is "5-22-41"
     if _YEAR.match(token) and previous not in _ASSIGNMENT:
@@ -447,13 +452,17 @@ def _credential_shaped(token: str, previous: str) -> bool:
 
 
 _SYMBOLS = frozenset("!@#$%^&*+=_~/\\|")
-# The public names of security standards and password managers, said beside credential words
-# (and the spray every stiff lock gets).
+# The public names of security standards, said beside credential words (and the spray every
+# stiff lock gets).
 _PUBLIC_NAME = re.compile(r"(?i)^(?:wpa[23]?(?:-(?:psk|personal|enterprise))?|wep|aes-?(?:128|192|256)|"
                           r"sha-?(?:1|2|3|224|256|384|512)|md[45]|rsa-?(?:1024|2048|3072|4096)|tls-?v?1\.[0-3]|"
-                          r"ssl-?v?[23]|ed25519|x25519|p-?256|fido2|u2f|oauth2|wd-?40|"
-                          # password managers, where a password is kept ("it's in 1Password")
-                          r"1password|keepass(?:xc|x|2)?|lastpass|nordpass|bitwarden|dashlane|roboform|enpass|passbolt)$")
+                          r"ssl-?v?[23]|ed25519|x25519|p-?256|fido2|u2f|oauth2|wd-?40)$")
+# Password managers, where a password is kept, named as one ("it's in 1Password", "we moved
+# from LastPass to Bitwarden").
+_BEFORE_A_PRODUCT = frozenset("in into from to with using use uses used via on the my our their your "
+                              "his her an a".split())
+_PASSWORD_MANAGER = re.compile(r"(?i)^(?:1password|keepass(?:xc|x|2)?|lastpass|nordpass|bitwarden|dashlane|roboform|"
+                               r"enpass|passbolt)$")
 
 
 _VARIABLE = re.compile(r"^\$(?:\{[A-Za-z_]\w*\}?|[A-Z_][A-Z0-9_]*)$")
@@ -1014,15 +1023,18 @@ _PASSES_THROUGH = re.compile(r"(?:^|\s)(?:-e|--env)\s+$")
 
 def _passed_through(text: str, start: int, name_end: int) -> bool:
     """Whether the credential's name is a variable handed on by name ("-e POSTGRES_PASSWORD", no
-    "="): the program reads its value from the environment, and what follows belongs to the next
-    option."""
+    "=", then another option): the program reads its value from the environment, and what
+    follows belongs to the next option."""
     token_start = max(text.rfind(" ", 0, start), text.rfind("\n", 0, start), text.rfind("\t", 0, start)) + 1
     token_end = name_end
     while token_end < len(text) and (text[token_end].isalnum() or text[token_end] == "_"):
         token_end += 1
-    return (_PASSES_THROUGH.search(text[max(0, token_start - 8):token_start]) is not None
-            and _ENVIRONMENT_NAME.fullmatch(text[token_start:token_end]) is not None
-            and (token_end == len(text) or text[token_end].isspace()))
+    if _PASSES_THROUGH.search(text[max(0, token_start - 8):token_start]) is None \
+            or _ENVIRONMENT_NAME.fullmatch(text[token_start:token_end]) is None:
+        return False
+    # ... and only before the next option or the end: "-e DB_PASSWORD hunter2" gives it
+    following = text[token_end:token_end + 3]
+    return following.strip() == "" or re.match(r"[ \t]+--?[A-Za-z]", following + " x") is not None
 
 
 def _only_a_cue(between: str) -> bool:
@@ -1048,12 +1060,7 @@ _NAMES_THE_NETWORK = re.compile(r"(?i)\s*(?:is|was|'s)?\s*(?:called|named)\b")
 def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
     findings = []
     for kind, start, name_end in names:
-        # Plain words after credentials in the plural describe them ("my passwords are weak",
-        # "passkeys are replacing passwords"); values given for several are shaped like values.
-        # (not a seed's or a recovery sheet's words, given as a list of words)
-        plural = kind == "password" and text[name_end - 1:name_end].lower() == "s" \
-            and text[name_end - 2:name_end - 1].lower() != "s"
-        end = value_end(text, name_end, wordy=kind in WORDY_KINDS and not plural, digits_only=kind in DIGIT_KINDS,
+        end = value_end(text, name_end, wordy=kind in WORDY_KINDS, digits_only=kind in DIGIT_KINDS,
                         phrase_words=_MAX_RECOVERY_WORDS if kind == "recovery_code" else _MAX_PASSPHRASE_WORDS,
                         # A pet's or a teacher's name answers a security question: "Rex".
                         min_word=2 if kind == "security_answer" else 4,

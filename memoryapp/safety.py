@@ -109,16 +109,20 @@ PUBLIC_KEY = re.compile(
     r"(?:(?!-----BEGIN )[^-]|-(?!----BEGIN ))*?-----END (?P=frame)-----")
 
 # A secret already encrypted by the tools made to keep secrets in a repository or a config:
-# Ansible Vault, Bitnami's SealedSecret, SOPS, a PGP or age message. What they print is a
-# ciphertext only its key opens, meant to be committed and shared; its body has every shape of
-# a secret. (The line before it may name the secret: "db_password: !vault |".)
+# Ansible Vault's header and hex lines, a SealedSecret's values (kubeseal's "Ag…"), a SOPS value
+# in its whole form, a PGP or age message. What they print is a ciphertext only its key opens,
+# meant to be committed and shared. As with a public key, only what was found by its shape
+# inside it, or a name outside giving it as a value ("db_password: !vault |"), is let go: a
+# credential named in words inside ("Comment: passphrase is …") is still one.
+_VAULT_BODY = r"\$ANSIBLE_VAULT;[\d.]+;AES256(?:;[\w-]+)?[ \t]*\n(?:[ \t]*[0-9a-fA-F]{20,}[ \t]*(?:\n|$))+"
 CIPHERTEXT = re.compile(
-    r"!vault\s*\|?[ \t]*\n(?:[ \t]+\S[^\n]*(?:\n|$))+"
-    r"|\$ANSIBLE_VAULT;[\d.]+;\w+(?:;[\w-]+)?[ \t]*\n(?:[ \t]*[0-9a-fA-F]+[ \t]*(?:\n|$))+"
-    r"|(?<![\w-])encryptedData:[ \t]*\n(?:[ \t]+[\w.-]+:[ \t]*[A-Za-z0-9+/=]{16,}[ \t]*(?:\n|$))+"
-    r"|ENC\[(?:AES256_GCM|PGP|age),data:[^\]\n]{0,10000}\]"
+    r"!vault[ \t]*\|[ \t]*\n[ \t]*" + _VAULT_BODY + r"|" + _VAULT_BODY
+    + r"|(?<=:)[ \t]*Ag[A-Za-z0-9+/]{60,}={0,2}(?=[ \t]*(?:\n|$))"
+    r"|ENC\[(?:AES256_GCM|PGP|age),data:[A-Za-z0-9+/=]{1,10000},iv:[A-Za-z0-9+/=]{8,100},tag:[A-Za-z0-9+/=]{8,100},"
+    r"type:[a-z]{1,10}\]"
     r"|-----BEGIN (?P<sealed>PGP MESSAGE|AGE ENCRYPTED FILE)-----(?:(?!-----BEGIN )[^-]|-(?!----BEGIN ))*?"
     r"-----END (?P=sealed)-----")
+
 
 # Where a configuration points at a secret in a vault, by a syntax made for it: an App Service's
 # Key Vault reference, vals' "ref+vault://…", 1Password's "op://…". The path inside names the
@@ -133,7 +137,7 @@ def holds_ciphertext(text: str) -> bool:
     return _MAY_BE_SEALED.search(text) is not None and CIPHERTEXT.search(text) is not None
 
 
-_MAY_BE_SEALED = re.compile(r"!vault|\$ANSIBLE_VAULT|encryptedData:|ENC\[|-----BEGIN (?:PGP MESSAGE|AGE)")
+_MAY_BE_SEALED = re.compile(r"\$ANSIBLE_VAULT|:[ \t]*Ag[A-Za-z0-9+/]{60}|ENC\[|-----BEGIN (?:PGP MESSAGE|AGE)")
 
 # Kinds found by a value's shape alone (the body of a public key has every shape of a secret).
 _SHAPE_KINDS = frozenset({"key_material", "encoded_secret", "token", "api_key"})
@@ -253,20 +257,21 @@ def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) 
     found += login_pairs(normal)
     public = [m.span() for m in PUBLIC_KEY.finditer(normal)]
     sealed = [m.span() for m in CIPHERTEXT.finditer(normal)] if _MAY_BE_SEALED.search(normal) else []
-    sealed += [m.span() for m in VAULT_REFERENCE.finditer(normal)] if _MAY_POINT_TO_A_VAULT.search(normal) else []
+    pointed = [m.span() for m in VAULT_REFERENCE.finditer(normal)] if _MAY_POINT_TO_A_VAULT.search(normal) else []
     found += [SecretFinding(f.kind, f.start, f.end)
               for f in described_credentials(normal, _holds_secret, carried=carried or continues)]
     if continues and (finding := continued_credential(normal)) is not None:
         found.append(SecretFinding(finding.kind, finding.start, finding.end))
-    if public:  # a public key is meant to be handed out, whatever its body looks like
-        # ... but only what was found by its shape, or a word outside naming the key as a value
-        # ("my public key: ssh-ed25519 AAAA…"); a credential named in words inside a block
-        # ("Comment: bank PIN 4417") is still one, and so is a private key
+    # A public key is meant to be handed out, whatever its body looks like, and a ciphertext
+    # opens only with its key; but only what was found by its shape, or a word outside naming it
+    # as a value ("my public key: ssh-ed25519 AAAA…"), is let go: a credential named in words
+    # inside a block ("Comment: bank PIN 4417") is still one, and so is a private key.
+    if public or sealed:
         found = [f for f in found if f.kind == "private_key" or not any(
-            f.start < end and start < f.end and (f.kind in _SHAPE_KINDS or f.start < start) for start, end in public)]
-    if sealed:  # encrypted for its key alone, or kept in a vault, whatever names it
-        found = [f for f in found if f.kind == "private_key" or not any(
-            f.start < end and start < f.end for start, end in sealed)]
+            f.start < end and start < f.end and (f.kind in _SHAPE_KINDS or f.start < start)
+            for start, end in public + sealed)]
+    if pointed:  # kept in a vault: the path names the secret, whatever names it
+        found = [f for f in found if not any(f.start < end and start < f.end for start, end in pointed)]
     # Overlapping findings merge into one span (the one starting first names it): a token shape
     # inside a longer described credential must not leave the rest of that credential behind.
     merged: list[SecretFinding] = []

@@ -593,6 +593,16 @@ def test_a_secret_named_kept_or_sealed_elsewhere_is_kept(text):
     ("recovery words 1-4: velvet orbit candle raisin", "velvet orbit candle raisin"),
     ("encryptedData is empty in the template; the real password is Larch!884", "Larch!884"),
     ("mein Passwort ist jetzt Eisvogel!42", "Eisvogel!42"),
+    # a review's probes against the first forms of these exemptions, in new words
+    ("podman run -e SMTP_PASSWORD Lantern77 mailer", "Lantern77"),
+    ("the NAS admin password: LastPass", "LastPass"),
+    ("mysql:\n  root_password: !vault |\n    $ANSIBLE_VAULT;1.1;AES256\n    36613862386139663130343466643566\n"
+     "  app_password: Quill!Harbor7", "Quill!Harbor7"),
+    ("encryptedData:\n    password: WinterHarbour2024Plain", "WinterHarbour2024Plain"),
+    ("password: ENC[AES256_GCM,data:Marble!42]", "Marble!42"),
+    ("-----BEGIN PGP MESSAGE-----\nComment: the passphrase is Quokka!81\n\nhQEMA8x7yL2kP9qWAQf/aB3cD4eF5gH6iJ7k\n"
+     "-----END PGP MESSAGE-----", "Quokka!81"),
+    ("our guest passcodes are marigold and thistle this week", "marigold"),
 ])
 def test_a_value_beside_those_forms_is_still_redacted(text, secret):
     assert _hides(text, secret), redact_secrets(text)[0]

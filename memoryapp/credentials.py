@@ -1025,7 +1025,9 @@ def _passed_through(text: str, start: int, name_end: int) -> bool:
     """Whether the credential's name is a variable handed on by name ("-e POSTGRES_PASSWORD", no
     "=", then another option): the program reads its value from the environment, and what
     follows belongs to the next option."""
-    token_start = max(text.rfind(" ", 0, start), text.rfind("\n", 0, start), text.rfind("\t", 0, start)) + 1
+    reach = max(0, start - 200)  # (a name is a short token: reading back further made long texts quadratic)
+    space = max(text.rfind(" ", reach, start), text.rfind("\n", reach, start), text.rfind("\t", reach, start))
+    token_start = space + 1 if space >= 0 else reach
     token_end = name_end
     while token_end < len(text) and (text[token_end].isalnum() or text[token_end] == "_"):
         token_end += 1
@@ -1207,9 +1209,8 @@ _VERIFYING = re.compile(r"(?i)\b(?:verif(?:y|ied|ying|ication)|identity|id\s+che
                         r"(?:prove|confirm)\w*\s+(?:it\s+was|it['’]s|that\s+i\s+was)\s+(?:really\s+)?me|"
                         r"locked\s+out|(?:to\s+)?(?:reset|unlock|recover)\s+(?:my|the)\s+(?:account|password|login|pin))")
 _TOPIC_SENTENCE_REACH = 300  # characters each way
-_KEEPS_ACCOUNTS = frozenset("bank building society helpline customer service call centre call center operator "
-                            "provider insurer".split()) | {"building society", "customer service", "call centre",
-                                                           "call center"}
+_KEEPS_ACCOUNTS = frozenset({"bank", "building society", "helpline", "customer service", "call centre", "call center",
+                             "operator", "provider", "insurer"})
 
 
 def _framed(text: str, topic: re.Match) -> bool:
@@ -1232,7 +1233,8 @@ def _framed(text: str, topic: re.Match) -> bool:
     asked = _ASKED.search(text, start, topic.start())
     # (who keeps one's account asks the classic questions only to check; a favourite is asked
     # for many reasons: "the bank asked my favourite colour for the card design")
-    if asked is not None and (asked["asker"].lower() in _KEEPS_ACCOUNTS and not topic[0].lower().startswith("favo")
+    if asked is not None and (" ".join(asked["asker"].lower().split()) in _KEEPS_ACCOUNTS
+                              and not topic[0].lower().startswith("favo")
                               or _VERIFYING.search(text, start, end)):
         return True
     opened, closed = text[topic.start() - 1:topic.start()], text[topic.end():topic.end() + 1]
@@ -1305,8 +1307,8 @@ def _described_by_use(text: str) -> list[Finding]:
 
 
 # A dial's combination read as turns: "left to twenty two, right to nine, left to thirty", "R 36
-# L 12 R 4", "22 right, 9 left, 30 right". Three turns, or two where the text names a dial, a
-# combination or a safe; directions on a road ("left on 5th") turn to no number.
+# L 12 R 4", "22 right, 9 left, 30 right": two turns or more, where the text names a lock with a
+# dial; directions on a road ("left on 5th") turn to no number.
 _TURN = (r"(?:left|right|l|r|clockwise|anti-?clockwise|counter-?clockwise|cw|ccw|izquierda|derecha|links|rechts|"
          r"gauche|droite|sinistra|destra)")
 _DIAL_NUMBER = (r"(?:\d{1,2}(?![\w/:.]\d)(?!\w)|(?:" + "|".join(sorted(_TENS_AND_TEENS)) + r")(?:[\s-]+(?:"

@@ -521,6 +521,7 @@ def test_a_clause_about_typing_or_sending_that_gives_no_value_is_kept(text):
     ("enter 6619 at the bike store door", "6619"),
     ("try Osprey$41 on the vpn when you're in", "Osprey$41"),
     ("the building society asked for my first school and i said Hollins Grove", "Hollins"),
+    ("the building  society asked where i was born and i said Penarth", "Penarth"),
     ("the helpdesk asked my favourite teacher to verify me and i said Mrs Okafor", "Okafor"),
     ("first car = Micra, pet's name = Pudding. those are my security answers everywhere", "Pudding"),
 ])
@@ -563,7 +564,8 @@ def test_asked_topics_take_linear_time():
     import time
 
     for text in ("they asked where i was born, " * 3000, "support asked where i was born and i said x, " * 2000,
-                 "safe " + "left to twenty two " * 10000, "protected with " * 5000):
+                 "safe " + "left to twenty two " * 10000, "protected with " * 5000,
+                 "-e " + "DB_PASSWORD" * 8000, "-e DB_PASSWORD " * 6000):
         started = time.perf_counter()
         redact_secrets(text)
         assert time.perf_counter() - started < 3.0

@@ -20,7 +20,7 @@ and recall@10: the share of `before`'s top 10 that `after` also returns (the ran
 change), and of `exact`'s top 10 that `after` returns (what the approximate index costs).
 
     python -m memoryapp.embedded exec -- .venv/bin/python bench/search_at_cap.py \
-        [--sizes 1000,3000,10000,30000,100000] [--queries 200] [--before HEAD] [--keep | --reuse]
+        [--sizes 1000,3000,10000,30000,100000] [--queries 200] [--before HEAD] [--clauses] [--keep | --reuse]
 """
 from __future__ import annotations
 
@@ -145,11 +145,16 @@ def texts_of(count: int) -> list[str]:
     return sorted(out)
 
 
-def load(*, tenant, subject, pool: Pool, start: int, stop: int, first_day: datetime, hours: float) -> None:
-    """Memories [start, stop) of the subject's conversation (the same whatever the steps)."""
+def load(*, tenant, subject, pool: Pool, start: int, stop: int, first_day: datetime, hours: float,
+         clauses: bool = False) -> None:
+    """Memories [start, stop) of the subject's conversation (the same whatever the steps).
+    `clauses`: an episode of two sentences also gets a vector per clause, as extraction gives it
+    (memoryapp/clauses.py); its row is then about 3 KB, and PostgreSQL keeps its vectors apart
+    from the row (TOAST), as it does for real episodes."""
     from django.db import connections
 
     from memoryapp import embeddings
+    from memoryapp.clauses import statement_clauses
 
     owner = connections["owner"]
     owner.ensure_connection()
@@ -164,15 +169,20 @@ def load(*, tenant, subject, pool: Pool, start: int, stop: int, first_day: datet
             events.append((event_id, tenant.pk, subject.pk, f"ev-{seq}", seq, role, "user", text, when, when,
                            f"s{seq // SESSION_TURNS}", speaker, "{}", "processed", 1, False, False, False, "[]", ""))
             episode = f"{speaker}: {text}"
+            # (a clause is one of the sentences said: the first carries the speaker's name)
+            clause_vectors = None
+            if clauses and len(said) > 1 and len(statement_clauses(episode)) == len(said):
+                clause_vectors = "{" + ",".join(f'"{pool.vector([sentence], 7 * seq + n)}"'
+                                                for n, sentence in enumerate(said)) + "}"
             memories.append((uuid.uuid4(), tenant.pk, subject.pk, "episodic", "", episode, "", "user", 1, 1.0, 0.5,
                              "personal", when, when, "active", "", 0, "{}", "[]", False,
                              hashlib.sha256(f"{episode}{seq}".encode()).hexdigest(), pool.vector(said, 2 * seq),
-                             embeddings.EMBEDDING_VERSION, "bench", event_id))
+                             embeddings.EMBEDDING_VERSION, "bench", event_id, clause_vectors))
             if fact:
                 memories.append((uuid.uuid4(), tenant.pk, subject.pk, "semantic", "", fact, key, "user", 1, 0.9,
                                  0.6, "personal", when, when, "active", "", 0, "{}", "[]", False,
                                  hashlib.sha256(f"{fact}{seq}".encode()).hexdigest(), pool.vector([fact], 2 * seq + 1),
-                                 embeddings.EMBEDDING_VERSION, "bench", event_id))
+                                 embeddings.EMBEDDING_VERSION, "bench", event_id, None))
         made += size
     event_columns = ("id", "tenant_id", "subject_id", "event_id", "seq", "role", "source_kind", "content",
                      "occurred_at", "recorded_at", "session_id", "speaker", "metadata", "status", "attempts",
@@ -180,7 +190,8 @@ def load(*, tenant, subject, pool: Pool, start: int, stop: int, first_day: datet
     memory_columns = ("id", "tenant_id", "subject_id", "memory_type", "namespace", "statement", "key",
                       "source_kind", "evidence_count", "confidence", "importance", "sensitivity", "valid_from",
                       "recorded_at", "status", "status_reason", "access_count", "metadata", "flags", "erasing",
-                      "content_hash", "embedding", "embedding_version", "extractor_version", "source_event_id")
+                      "content_hash", "embedding", "embedding_version", "extractor_version", "source_event_id",
+                      "clause_embeddings")
     with raw.cursor() as cur:
         # hnsw_probe builds it again once loaded: faster than maintaining it row by row
         cur.execute("DROP INDEX IF EXISTS bench_cap_hnsw")
@@ -341,6 +352,8 @@ def main(argv=None) -> None:
                     help="queries also ranked over every memory above 10,000 memories (slow)")
     ap.add_argument("--hnsw", action="store_true",
                     help="also probe an HNSW index for the nearest candidates (built on the bench database)")
+    ap.add_argument("--clauses", action="store_true",
+                    help="give an episode of two sentences its clause vectors, as extraction does")
     ap.add_argument("--keep", action="store_true", help="keep the benchmark database")
     ap.add_argument("--reuse", action="store_true", help="measure on a kept database at its size (implies --keep)")
     args = ap.parse_args(argv)
@@ -391,7 +404,7 @@ def main(argv=None) -> None:
             if size > loaded:
                 start = time.perf_counter()
                 load(tenant=tenant, subject=subject, pool=pool, start=loaded, stop=size, first_day=first_day,
-                     hours=hours)
+                     hours=hours, clauses=args.clauses)
                 print(f"loaded up to {size:,} memories in {time.perf_counter() - start:.1f}s", flush=True)
                 loaded = size
             if vectors is None:  # what memory_search embeds, once the subject's speakers are known

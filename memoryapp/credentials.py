@@ -550,8 +550,9 @@ _TENS_AND_TEENS = _TENS | frozenset("ten eleven twelve thirteen fourteen fifteen
                                     "diciannove dez onze doze treze catorze quinze dezesseis dezessete dezoito "
                                     "dezenove".split())
 _REPEATED = {"double": 1, "triple": 2}
-# Between two groups of one value read out: "zéro neuf, puis trois cinq".
-_THEN = frozenset("then and puis et dann und luego y después despues poi e depois daarna en".split())
+# Between two groups of one value read out: "zéro neuf, puis trois cinq". (Not the Spanish "y" or
+# the Italian "e": a single letter is read as a character of a value spelt out.)
+_THEN = frozenset("then and puis et dann und luego después despues poi depois daarna en".split())
 
 
 def _number_word(lowered: str, *, spoken: bool) -> bool:
@@ -781,12 +782,16 @@ _TEMPLATE = (r"\$\{[A-Za-z_][\w.]{0,80}(?::?\?[^}\n]{0,200})?\}|\$\{\{[^{}\n]{0,
 # "/run/secrets/db_password"). Only the whole value: "${HOME}Summer2024!" and "$ailboat77" give
 # a password, and a name read after "env." or "secrets." must look like a name, not like a key
 # ("env.Kx9mQ2vL7pR4wT8").
+# A secret's place in a vault, in a syntax made for it: an App Service's Key Vault reference,
+# vals' ("ref+vault://secret/db#/password"); 1Password's "op://" is read in _REFERENCE below.
+_VAULT_SYNTAX = r"@Microsoft\.KeyVault\([^()\n]{0,300}\)|\bref\+[a-z0-9]+://[^\s\"'`]{1,300}"
+# ... anywhere in a text (safety.find_secrets drops what is found inside one)
+VAULT_REFERENCE = re.compile(_VAULT_SYNTAX + r"|\bop://[\w./-]{1,300}")
 _REFERENCE = re.compile(
     r"(?:" + _TEMPLATE + r"|\$[A-Z_][A-Z0-9_]*|%\(\w+\)s|<[A-Za-z][A-Za-z_ -]{0,60}>"
     r"|(?:secrets|env|vars?|ENV|process\.env|os\.environ)(?:\." + _NAME + r"|\[[\"']" + _NAME + r"[\"']\])+"
     r"|op://[\w./ -]+|arn:aws[\w-]*:(?:secretsmanager|ssm):[\w:/+=,.@-]+"
-    # an App Service's Key Vault reference, and vals' ("ref+vault://secret/db#/password")
-    r"|@Microsoft\.KeyVault\([^()\n]{0,300}\)|ref\+[a-z0-9]+://[^\s\"'`]{1,300}"
+    r"|" + _VAULT_SYNTAX +
     r"|(?i:null|none|nil|true|false|undefined)|" + _MASKED + r"|\[" + _MASKED + r"\])"
     r"(?=[\s\"'`,;)\]}]|$)")
 # A function that looks a secret up by its name ("vault('secret/data/api#db_pass')",
@@ -1221,12 +1226,13 @@ def _framed(text: str, topic: re.Match) -> bool:
     reach = max(0, topic.start() - _TOPIC_SENTENCE_REACH)
     start = max((m.end() for m in _SENTENCE_BREAK.finditer(text, reach, topic.start())), default=reach)
     limit = min(len(text), topic.end() + _TOPIC_SENTENCE_REACH)
-    end = next((m.start() for m in _SENTENCE_BREAK.finditer(text, topic.end(), limit)), limit)
+    broken = next(_SENTENCE_BREAK.finditer(text, topic.end(), limit), None)
+    end = broken.start() if broken else limit
     if _ANSWER_FRAME.search(text, start, end):
         return True
     # The next sentence looks back at it: "street i grew up on = Larkspur Lane. those are my
     # recovery questions".
-    if _LOOKS_BACK.match(text, end + 1):
+    if broken is not None and _LOOKS_BACK.match(text, broken.end()):
         return True
     # Asked by who checks one's identity, and answered: "the bank asked where i was born and i
     # said …" ("my son asked where i was born" is a conversation, not a check).
@@ -1316,6 +1322,7 @@ _DIAL_NUMBER = (r"(?:\d{1,2}(?![\w/:.]\d)(?!\w)|(?:" + "|".join(sorted(_TENS_AND
                 + "|".join(word for word in NUMBER_WORDS if word.isascii() and len(word) > 2) + r")(?![\w-]))")
 _DIAL_STEP = (r"(?:" + _TURN + r"\b(?:\s+(?:\w+\s+)?(?:to|past)\b)?\s*" + _DIAL_NUMBER
               + r"(?:\s+(?:to|past)\s+" + _DIAL_NUMBER + r")?|" + _DIAL_NUMBER + r"\s+(?:to\s+the\s+)?" + _TURN + r"\b)")
+_A_TURN = re.compile(r"(?i)(?<![\w-])" + _TURN + r"\b")
 _DIAL = re.compile(r"(?i)(?<![\w-])" + _DIAL_STEP + r"(?:[\s,;]+(?:(?:and\s+)?then\s+|and\s+)?" + _DIAL_STEP + r"){1,5}")
 # A lock that has a dial, named as a thing: not "the safe route", "lock the door", a dance's
 # "combination", a boxing "combo", an oven's or a washing machine's dial.
@@ -1341,7 +1348,7 @@ def _dial_combination(text: str) -> list[Finding]:
     if not any(hint in lowered for hint in _DIAL_HINTS) or not _DIAL_LOCK.search(text):
         return findings
     for dial in _DIAL.finditer(text):
-        if len(re.findall(r"(?i)(?<![\w-])" + _TURN + r"\b", dial[0])) >= 2:
+        if len(_A_TURN.findall(dial[0])) >= 2:
             findings.append(Finding("access_code", dial.start(), dial.end()))
     return findings
 
@@ -1379,6 +1386,7 @@ def _protected_with(text: str) -> list[Finding]:
 # the side gate", "use Kestrel!9 for the vpn". Digits alone only on a lock ("use 2024 for the file
 # name" names a year); never a standard's name ("use WD40 on the lock", "try 5G on the phone").
 _LOCKS = r"door|gate|safe|lock|padlock|locker|keypad|alarm|phone|intercom|garage|shed"
+_A_LOCK = re.compile(_LOCKS, re.I)
 _TRIED_ON = re.compile(
     r"(?i)\b(?:try|use|enter|type|put\s+in|punch\s+in|key\s+in)\s+(?P<value>[^\s,;:()\"“”]+?)[.!?]?\s+"
     r"(?:on|for|in|into|at|to\s+(?:open|unlock|get\s+into))\s+(?:the|my|your|our|his|her|their|that|this)\s+"
@@ -1391,11 +1399,11 @@ def _tried_on(text: str) -> list[Finding]:
     for tried in _TRIED_ON.finditer(text):
         value = tried["value"]
         if value.isdigit():
-            if 4 <= len(value) <= 8 and re.fullmatch(_LOCKS, tried["thing"], re.I):
+            if 4 <= len(value) <= 8 and _A_LOCK.fullmatch(tried["thing"]):
                 findings.append(Finding("access_code", tried.start("value"), tried.end("value")))
             continue
         # (what a device is, or runs: "use iOS17 on the phone", "try Python3 on the laptop")
-        if re.fullmatch(_LOCKS, tried["thing"], re.I) and tried["thing"].lower() != "safe":
+        if _A_LOCK.fullmatch(tried["thing"]) and tried["thing"].lower() != "safe":
             continue
         if _shape(value, "is") in ("strong", "strong_symbol", "random", "random_mixed"):
             findings.append(Finding("password", tried.start("value"), tried.end("value")))

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from mnemonic import Mnemonic
 
 from memoryapp.credentials import (
-    continued_credential, credential_shaped, credential_words, described_credentials, normalise, one_scan,
-    original_span, refers_elsewhere,
+    VAULT_REFERENCE, continued_credential, credential_shaped, credential_words, described_credentials, normalise,
+    one_scan, original_span, refers_elsewhere,
 )
 from memoryapp.credential_lexicon import ACCESS_PHRASES, is_access_word
 
@@ -124,11 +124,8 @@ CIPHERTEXT = re.compile(
     r"-----END (?P=sealed)-----")
 
 
-# Where a configuration points at a secret in a vault, by a syntax made for it: an App Service's
-# Key Vault reference, vals' "ref+vault://…", 1Password's "op://…". The path inside names the
-# secret ("…/secrets/DbPassword/9a8b…" is its version), it does not give it.
-VAULT_REFERENCE = re.compile(r"@Microsoft\.KeyVault\([^()\n]{0,300}\)|\bref\+[a-z0-9]+://[^\s\"'`]{1,300}"
-                             r"|\bop://[\w./-]{1,300}")
+# Where a configuration points at a secret in a vault (credentials.VAULT_REFERENCE), the path
+# names the secret ("…/secrets/DbPassword/9a8b…" is its version); it does not give it.
 _MAY_POINT_TO_A_VAULT = re.compile(r"KeyVault\(|ref\+|op://")
 
 
@@ -267,9 +264,10 @@ def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) 
     # as a value ("my public key: ssh-ed25519 AAAA…"), is let go: a credential named in words
     # inside a block ("Comment: bank PIN 4417") is still one, and so is a private key.
     if public or sealed:
+        opened_by_key = public + sealed
         found = [f for f in found if f.kind == "private_key" or not any(
             f.start < end and start < f.end and (f.kind in _SHAPE_KINDS or f.start < start)
-            for start, end in public + sealed)]
+            for start, end in opened_by_key)]
     if pointed:  # kept in a vault: the path names the secret, whatever names it
         found = [f for f in found if not any(f.start < end and start < f.end for start, end in pointed)]
     # Overlapping findings merge into one span (the one starting first names it): a token shape

@@ -10,7 +10,9 @@ out whole; blind_v7 holds only credentials and look-alikes, in both splits, blin
 credentials and look-alikes, held out whole, blind_v9 600 credentials and 600 look-alikes
 (English chat and 26 languages in structured forms), half dev, half held out, and blind_v10 229
 and 229 (references to secrets kept elsewhere against real values in configs and code,
-credentials split over two messages against ordinary pairs), half dev, half held out. Conversations are
+credentials split over two messages against ordinary pairs), half dev, half held out, and
+blind_v11 320 and 320 from two more authors (evasions and technical forms; everyday talk in 19
+languages), half dev, half held out. Conversations are
 built like seed 000's experiment: 50 user turns (the user's name as the speaker), 8 facts about
 the user among small talk, 3 of them changed later, one question per fact at the end. Every
 turn goes through the service as an event (event_append, then the extraction job in this
@@ -383,7 +385,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=["dev", "heldout"], default="dev")
     parser.add_argument("--data", default="blind_v1",
-                        choices=[f"blind_v{n}" for n in range(1, 11)] + ["secrets_dev"],
+                        choices=[f"blind_v{n}" for n in range(1, 12)] + ["secrets_dev"],
                         help="blind_v2 and blind_v3 are held out whole (written after blind_v1's held-out split "
                              "was seen): run them with --split heldout, never tune on them. blind_v4, blind_v5 "
                              "and blind_v6 have a dev and a held-out split, as blind_v1")
@@ -402,7 +404,7 @@ def main() -> None:
         parser.error(f"{args.data} has only a held-out split")
     if args.data == "secrets_dev" and (args.split != "dev" or "facts" in args.phases):
         parser.error("secrets_dev holds only credentials and look-alikes, all dev: --split dev --phases secrets")
-    if args.data in ("blind_v7", "blind_v8", "blind_v9") and "facts" in args.phases:
+    if args.data in ("blind_v7", "blind_v8", "blind_v9", "blind_v10", "blind_v11") and "facts" in args.phases:
         parser.error(f"{args.data} holds only credentials and look-alikes: --phases secrets")
     run(args)
 

@@ -145,7 +145,14 @@ ACCESS_PHRASES = re.compile(
     r"opened\s+(?:with|using|by\s+typing)|open\s+(?:the|my|our|it)|"
     r"(?:to|can)\s+(?:access|enter|open|unlock)|access(?:es|ed)?\s+(?:my|the|our|your)|"
     r"(?:punch|key|tap|type)\s+in|ouvre|ouvrir|abre|abrir|apre|aprire|[oö]ffnen|openen|opent|otwiera|"
-    r"se\s+connecter|iniciar\s+sesi[oó]n|acceder|accedere|entrar|acessar)\b"
+    r"se\s+connecter|iniciar\s+sesi[oó]n|acceder|accedere|entrar|acessar|"
+    # opens, in more languages: Scandinavian, Turkish, Japanese, Korean, Arabic, Hebrew
+    r"[åa]pne[rs]?\s+(?:\w+\s+)?med|l[åa]ser\s+(?:\w+\s+){0,2}op{1,2}\s+med|öppnas\s+med|öppnar|açıl\w*|açar|"
+    r"열려|열어|열립니다|يفتح|تفتح|פותח|נפתח|"
+    # a one-time code as its message says it ("valid for 10 minutes", "the 6 digits we sent")
+    r"(?:valid|good)\s+for\s+\d+\s*(?:min|mins|minutes)|expires?\s+in\s+\d+\s*(?:min|mins|minutes)|"
+    r"(?:digits|code|number)\s+(?:we|they)\s+(?:just\s+)?(?:sent|texted)|texted(?:\s+me)?(?=\s+\d))\b|"
+    r"で開[くけき]"  # (Japanese runs on without a space: "0623 で開くよ")
 )
 
 # --- counting cues: a number that is a word of the sentence -----------------------------------------
@@ -188,10 +195,11 @@ def fold(word: str) -> str:
 # Password and PIN in Japanese, Chinese and Korean, written without spaces around them
 # ("会社のパスワードは …"): found inside any token, folded as every word is (fold() drops the
 # kana's voicing marks, so the stems are kept in that form).
-LONG_STEMS.update({fold(word): kind for word, kind in (
-    ("パスワード", "password"), ("暗証番号", "pin"), ("密码", "password"), ("密碼", "password"),
-    ("비밀번호", "password"),
-)})
+_UNSPACED_WORDS = (("パスワード", "password"), ("暗証番号", "pin"), ("密码", "password"), ("密碼", "password"),
+                   ("비밀번호", "password"))
+LONG_STEMS.update({fold(word): kind for word, kind in _UNSPACED_WORDS})
+# Where such a word stands in its token, as written: the value follows it in the same token.
+UNSPACED_WORD = re.compile("|".join(word for word, _ in _UNSPACED_WORDS))
 _LONG = re.compile("|".join(sorted(LONG_STEMS, key=len, reverse=True)))
 
 # Credential words of scripts whose words a Latin tokeniser cuts apart (Indic vowel signs are no
@@ -268,6 +276,17 @@ def _as_normalised(pattern: str) -> str:
 
 
 SCRIPT_WORDS = [(kind, re.compile("(?i)" + _as_normalised(pattern))) for kind, pattern in _SCRIPT_WORDS]
+
+# A security question's name in more languages (credentials.SECURITY_QUESTION_NAMES holds the
+# Romance ones and Polish): German, Dutch, Danish, Norwegian, Swedish, Finnish, Czech, Turkish,
+# Russian, Ukrainian, Hebrew, Arabic, Vietnamese, Indonesian, Japanese, Chinese, Korean, Hindi.
+# A pattern for normalised text, as SCRIPT_WORDS.
+SECURITY_QUESTION_WORDS = _as_normalised(
+    r"(?:sicherheitsfrage\w*|geheimfrage\w*|beveiligingsvra\w*|sikkerhedssp\w*|sikkerhetssp\w*|"
+    r"säkerhetsfråg\w*|turvakysymy\w*|bezpečnostní\s+otázk\w*|güvenlik\s+soru\w*|"
+    r"(?:контрольн|секретн)\w*\s+(?:вопрос|питанн)\w*|שאלת\s+(?:אבטחה|ביטחון|אימות)|"
+    r"(?:ال)?سؤال\s+(?:ال)?(?:أمان|امان|سري|أمني|امني)|câu\s+hỏi\s+bảo\s+mật|pertanyaan\s+keamanan|"
+    r"秘密の質問|安全问题|安全問題|密保问题|보안\s?질문|सुरक्षा\s+प्रश्न)")
 
 
 def _possessive(folded: str) -> str:

@@ -39,8 +39,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from memoryapp.credential_lexicon import (
-    ACCESS_PHRASES, COUNTED_BEFORE, LOOKALIKES, NOT_ACCESS_AFTER, SCRIPT_WORDS, UNITS, credential_word_kind,
-    is_access_word,
+    ACCESS_PHRASES, COUNTED_BEFORE, LOOKALIKES, NOT_ACCESS_AFTER, SCRIPT_WORDS, SECURITY_QUESTION_WORDS, UNITS,
+    UNSPACED_WORD, credential_word_kind, is_access_word,
 )
 
 
@@ -90,9 +90,10 @@ def _joined_spaced_out(normal: str, origin: list[int]) -> tuple[str, list[int]]:
                 joined_origin.append(origin[i])
         last = match.end()
         # An abbreviation's last dot ("p.i.n. for the app") belongs to it and ends no sentence.
+        following = normal[last + 2:last + 3]
         if normal[match.start() + 1] == "." and normal[last:last + 2] in (". ", ".") and \
-                normal[last + 2:last + 3].islower():
-            last += 1
+                (following.islower() or following.isdigit() or following in ("=", ":")):
+            last += 1  # ("P.I.N. = 2.6.0.8": nor one before its value)
     joined.append(normal[last:])
     joined_origin += origin[last:]
     return "".join(joined), joined_origin
@@ -138,6 +139,8 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
     ("pin", re.compile(
         r"(?i)\b(?:pin(?:\s*(?:code|number|no\.?|#))?|puk(?:\s*(?:code|number))?|geheimzahl|entsperrcode|"
         r"c[oó]digo\s+pin|code\s+pin|codice\s+pin)\b")),
+    # A key drawn for a word: "🔑 amazon: RedKayak#77", "wifi 🔐 Seashell_44".
+    ("password", re.compile(r"[\U0001F511\U0001F510\U0001F5DD]\ufe0f?")),
     ("password", re.compile(
         r"(?i)\b(?:pass(?:word|wd|phrase|code)s?|pwd|pw|passwort|kennwort|contrase[ñn]a|clave|"
         r"mot\s+de\s+passe|mdp|senha|pass(?=\s*[:=])|key(?=\s*[:=])|parola\s+d'ordine|chiave\s+di\s+accesso|"
@@ -184,7 +187,9 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         r"(?:card|amex|american\s+express|visa|mastercard|discover)['’]?s?\s+(?:cid|csc|cvc|cvv)|"
         # ... or described by where it is printed: "the little number on the back of my visa"
         r"(?:numbers?|digits?|code)\s+on\s+the\s+back\s+of\s+(?:the|my|our|your|his|her|their)\s+"
-        r"(?:[\w-]+\s+){0,2}(?:card|visa|mastercard|amex|maestro))\b")),
+        r"(?:[\w-]+\s+){0,2}(?:card|visa|mastercard|amex|maestro)|"
+        # ... or by how many they are: "the 3 numbers on the back", "three little digits on the back"
+        r"(?:three|four|3|4)\s+(?:little\s+|small\s+|tiny\s+)?(?:numbers|digits)\s+on\s+the\s+back(?!\s+of\b))\b")),
     # A card's number in part ("card is 4111 1111"): digits only, at least CARD_DIGITS of them, so
     # "the card ending in 4242" stays a fact.
     ("card_number", re.compile(
@@ -225,6 +230,9 @@ def credential_words(text: str) -> list[tuple[str, int, int]]:
         at = bisect.bisect_right(covered, (token.start(), len(text))) - 1
         if at >= 0 and covered[at][1] > token.start():
             continue  # a phrase of CREDENTIAL_WORDS already names it
+        if unspaced := UNSPACED_WORD.search(word):  # "我的密码是abc12345": the word, not its whole token
+            found.append((kind, token.start() + unspaced.start(), token.start() + unspaced.end()))
+            continue
         found.append((kind, token.start(), token.start() + len(word)))
     return found
 
@@ -424,6 +432,10 @@ def _credential_shaped(token: str, previous: str) -> bool:
         return False
     if _VARIABLE.match(token):
         return False  # "${DB_PASSWORD}", "$API_TOKEN": where the value comes from, not the value
+    if _ZONE_OFFSET.match(token):
+        return False  # a log's "16:02:11 2024 +0200": the time zone
+    if "," in token and _HOST_LIST.match(token):
+        return False  # "ALLOWED_HOSTS=localhost,127.0.0.1": where a service listens, not a secret
     if _PUBLIC_NAME.match(token):
         return False  # "the wifi uses WPA3", "encrypted with AES-256": a standard's name
     if _PASSWORD_MANAGER.match(token) and previous in _BEFORE_A_PRODUCT:
@@ -456,16 +468,19 @@ _SYMBOLS = frozenset("!@#$%^&*+=_~/\\|")
 # stiff lock gets).
 _PUBLIC_NAME = re.compile(r"(?i)^(?:wpa[23]?(?:-(?:psk|personal|enterprise))?|wep|aes-?(?:128|192|256)|"
                           r"sha-?(?:1|2|3|224|256|384|512)|md[45]|rsa-?(?:1024|2048|3072|4096)|tls-?v?1\.[0-3]|"
-                          r"ssl-?v?[23]|ed25519|x25519|p-?256|fido2|u2f|oauth2|wd-?40)$")
+                          r"ssl-?v?[23]|ed25519|x25519|p-?256|fido2|u2f|oauth2|wd-?40|https?/[123](?:\.[01])?)$")
 # Password managers, where a password is kept, named as one ("it's in 1Password", "we moved
 # from LastPass to Bitwarden").
 _BEFORE_A_PRODUCT = frozenset("in into from to with using use uses used via on the my our their your "
-                              "his her an a".split())
+                              "his her an a team shared company family work personal business".split())
 _PASSWORD_MANAGER = re.compile(r"(?i)^(?:1password|keepass(?:xc|x|2)?|lastpass|nordpass|bitwarden|dashlane|roboform|"
                                r"enpass|passbolt)$")
 
 
 _VARIABLE = re.compile(r"^\$(?:\{[A-Za-z_]\w*\}?|[A-Z_][A-Z0-9_]*)$")
+_ZONE_OFFSET = re.compile(r"^[+-](?:0\d|1[0-4]):?[0-5]\d$")
+_HOST = r"(?:localhost|\d{1,3}(?:\.\d{1,3}){3}|[a-z0-9-]+(?:\.[a-z0-9-]+)+)(?::\d{1,5})?(?:/\d{1,3})?"
+_HOST_LIST = re.compile(r"^(?:[A-Za-z_][\w.-]*=)?" + _HOST + r"(?:," + _HOST + r")+,?$")
 # A time of day to the second.
 _CLOCK = re.compile(r"(?i)^(?:[01]?\d|2[0-3]):[0-5]\d:[0-5]\d(?:[.,]\d{1,6})?z?$")
 
@@ -609,7 +624,7 @@ def text_between(words: list, count: int, end: int) -> str:
     return "".join(word for _, word, at in words[count:] if at < end)
 
 
-def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
+def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False, sentence: bool = False,
               phrase_words: int = _MAX_PASSPHRASE_WORDS, min_word: int = 4, min_digits: int = 4) -> int | None:
     """Where the credential value after position `start` ends, or None when no value follows
     within a few words. `wordy`: plain words (of `min_word` letters or more) right after "is",
@@ -686,6 +701,9 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
         if previous in _ASSIGNMENT and lowered == "the" and count + 1 < len(words) \
                 and words[count + 1][1].lower() in _SPELLING:
             return _clause_end(words, count, _MAX_RECOVERY_WORDS)
+        if sentence and previous in _ASSIGNMENT and lowered in ("the", "a", "an") and raw == word \
+                and (end := _sentence_phrase_end(words, count, phrase_words)) is not None:
+            return end  # "the passphrase is the owl sings at midnight": a sentence, article and all
         if lowered in _BREAK or (lowered in _STOP and previous in _ASSIGNMENT):
             return None
         if raw.endswith((".", "!", "?")) and not word[-1:].isdigit():
@@ -694,6 +712,25 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False,
             other_words += 1
         previous = ":" if raw.endswith(":") else lowered
     return None
+
+
+# What an article after "the passphrase is" opens when it says which, not what: "the same as
+# before", "the one on the sticker", "the name of my dog".
+_WHICH_ONE = frozenset("same one ones usual default old new first last second standard name word words thing bit "
+                       "problem issue reason worst best longest hardest easiest usual current".split())
+
+
+def _sentence_phrase_end(words: list, count: int, limit: int) -> int | None:
+    """Where a passphrase that is a sentence ends ("the goat ate seven blue umbrellas"): plain
+    words after the article, to the clause's end; None unless at least two follow it."""
+    end, taken = None, 0
+    for raw, word, at in words[count + 1:count + 2 + limit]:
+        if not word.isalpha() or word.lower() in _BREAK or not taken and word.lower() in _WHICH_ONE | _STOP:
+            break
+        end, taken = at + len(word), taken + 1
+        if raw != word:
+            break  # punctuation ends the clause
+    return end if taken >= 2 else None
 
 
 def _spaced_groups_end(words: list, count: int) -> int | None:
@@ -1068,6 +1105,7 @@ def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
     findings = []
     for kind, start, name_end in names:
         end = value_end(text, name_end, wordy=kind in WORDY_KINDS, digits_only=kind in DIGIT_KINDS,
+                        sentence=kind == "password" and "phrase" in text[start:name_end].lower(),
                         phrase_words=_MAX_RECOVERY_WORDS if kind == "recovery_code" else _MAX_PASSPHRASE_WORDS,
                         # A pet's or a teacher's name answers a security question: "Rex".
                         min_word=2 if kind == "security_answer" else 4,
@@ -1077,6 +1115,10 @@ def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
             continue
         value = text[name_end:end]
         last_word = value.split()[-1] if value.split() else ""
+        if _WRITTEN_WITHOUT_SPACES.search(text, start, name_end) and not _UNSPACED_VALUE.match(text, name_end):
+            # "柜员让我重新设密码，我还没想好", "密码必须至少8位": the value, if any, follows the word
+            # (and its copula or particle) in digits or Latin letters
+            continue
         if refers_elsewhere(text[name_end:name_end + 200]) or refers_elsewhere(last_word):
             continue  # "DB_PASSWORD=${DB_PASSWORD}", "password: null", "pass it with TF_VAR_DB_PASSWORD"
         if _names_a_setting(text, name_end, end):
@@ -1177,12 +1219,17 @@ def _value_first(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
 # sentence says it is such a question: "my first pet was a hamster" is a fact to remember, and so
 # is "My first pet was Rex" after "I never use real answers for security questions."
 
-_ANSWER_FRAME = re.compile(r"(?i)\b(?:security|secret|recovery|verification)\s+(?:questions?|answers?)\b")
+# A security question named, in the common languages ("security q", "question secrète",
+# "Sicherheitsfrage", "контрольный вопрос", "שאלת אבטחה", "câu hỏi bảo mật").
+_QUESTION_NAMES = r"(?:" + SECURITY_QUESTION_NAMES + r"|" + SECURITY_QUESTION_WORDS + r")"
+_ANSWER_FRAME = re.compile(r"(?i)\b(?:security|secret|recovery|verification)\s+(?:questions?|answers?|qs?)\b|"
+                           r"(?<!\w)" + _QUESTION_NAMES)
 _QUOTES = "'‘’\"“”"
 _SENTENCE_BREAK = re.compile(r"[.!?\n]")
 # The topics banks and sites ask about, in English.
 _QUESTION_TOPIC = re.compile(
-    r"(?i)\b(?:(?:first|childhood)\s+(?:pet|car|school|job|teacher|concert|boss|street|home|house|phone|"
+    r"(?i)\b(?:name\s+of\s+(?:your|my|the)\s+(?:first|childhood|favou?rite)\s+\w+|"
+    r"(?:first|childhood)\s+(?:pet|car|school|job|teacher|concert|boss|street|home|house|phone|"
     r"best\s+friend|friend)(?:['’]s\s+name)?|pet['’]?s?\s+name|maiden\s+name|birth\s*place|"
     r"(?:city|town|place|hospital|country)\s+(?:where\s+)?(?:i|you)\s+(?:was|were)\s+born|where\s+(?:i|you)\s+(?:was|were)\s+born|"
     r"(?:primary|elementary|junior|high|secondary|middle)\s+school|"
@@ -1192,9 +1239,16 @@ _QUESTION_TOPIC = re.compile(
     r"childhood\s+(?:nickname|hero|dream\s+job)|(?:mother|father|mum|mom|dad)['’]?s\s+middle\s+name)\b")
 # After the topic, in its sentence: what gives the answer.
 _ANSWER_CUE = re.compile(
-    r"(?i)[^.!?\n]{0,40}?(?:\b(?:is|was)|[=:]|\b(?:i|we)\s+(?:put|said|used|wrote|entered|gave|typed)|"
+    r"(?i)[^.!?\n]{0,40}?(?:\b(?:is|was)|[=:—–]|\b(?:i|we)\s+(?:put|said|used|wrote|entered|gave|typed)|"
     r"\banswer\s+(?:is|was))\s+")
 _RELATIVE = re.compile(r"(?i)\b(?:which|that|it|this)\b")
+# "… — I put Port Talbot", "first car: I typed it as corolla94": who chose the answer, before it.
+_PUT = re.compile(
+    r"(?i)(?:(?:i|we)\s+(?:put|said|used|wrote|entered|gave|typed|chose|picked|answered|replied)(?:\s+it)?"
+    r"(?:\s+(?:in\s+)?(?:as|with))?|"
+    r"j['’]ai\s+(?:mis|écrit|ecrit|répondu|repondu|choisi)|puse|escribí|escribi|elegí|ho\s+(?:messo|scritto)|"
+    r"coloquei|escrevi|pus|ich\s+hab(?:e)?|habe\s+ich|heb\s+ik|я\s+(?:написал|написала|указал|указала|ответил|ответила)|"
+    r"c['’]est|it['’]s|it\s+is)\s+")
 _ANSWER_WORD = re.compile(r"[^\s,.;:!?()\"“”]+")
 _ANSWER_ENDS = frozenset("and but so because with which that lol haha i we it is was for on in at to or "
                          "maybe though".split())
@@ -1246,7 +1300,8 @@ def _framed(text: str, topic: re.Match) -> bool:
     opened, closed = text[topic.start() - 1:topic.start()], text[topic.end():topic.end() + 1]
     if not (opened and opened in _QUOTES and closed and closed in _QUOTES):
         return False
-    return bool(re.search(r"(?i)\b(?:for|answer\s+to)\s*$", text[max(0, topic.start() - 12):topic.start() - 1])
+    return bool(re.search(r"(?i)\b(?:for|answer\s+to|wanted|wants|asked(?:\s+for)?|asks(?:\s+for)?)\s*$",
+                          text[max(0, topic.start() - 16):topic.start() - 1])
                 or re.match(r"(?i)\s*(?:answer|question)\b", text[topic.end() + 1:topic.end() + 12]))
 
 
@@ -1261,7 +1316,7 @@ def _answers_by_topic(text: str) -> list[Finding]:
         cue = _ANSWER_CUE.match(text, at)
         if cue is None or _RELATIVE.search(cue[0]):
             continue  # ("… 'name of your first school', which is silly" says what it is like)
-        start = end = cue.end()
+        start = end = (put.end() if (put := _PUT.match(text, cue.end())) else cue.end())
         for count in range(_ANSWER_WORDS):
             word = _ANSWER_WORD.match(text, end if not count else end + 1)
             if word is None or word[0].lower() in _ANSWER_ENDS or (count and text[end] != " "):
@@ -1271,6 +1326,51 @@ def _answers_by_topic(text: str) -> list[Finding]:
             end = word.end()
         if end > start:
             findings.append(Finding("security_answer", start, end))
+    return findings
+
+
+# --- the answer after a security question's name and a separator ----------------------------------
+# "security question (first pet): Rex", "Güvenlik sorusu: ilk öğretmeninizin adı — Nermin Hoca
+# yazdım", "Відповідь на секретне питання «дівоче прізвище матері» — Шевчук", "Pour la question
+# secrète « ville natale » j'ai mis Brest": the answer follows the last separator (a dash, a colon,
+# a closing quote or bracket) in the question's sentence. What follows is no answer when it is a
+# question, the question's topic ("security question: first pet") or opens with a word of the
+# sentence ("my security question: now it's about my first car").
+_QUESTION_NAME = re.compile(r"(?i)\b(?:security|secret)\s+(?:questions?|qs?)\b|(?<!\w)" + _QUESTION_NAMES)
+_SEPARATOR = re.compile(r"\s*(?:[—–»”)]|(?<!\d):(?!\d))\s*|\s+-\s+|(?<=\w)['’\"],?\s+")
+_ASKS_OR_TELLS = re.compile(
+    r"(?i)(?:what|which|who|where|when|how|why|do|does|did|is|are|was|were|can|could|should|will|would|now|about|"
+    r"the|a|an|my|your|his|her|their|our|it|its|this|that|these|those|they|i|we|you|not|no|yes|also|just|still|"
+    r"then|so|and|but|or|if|all|one|same|none|nothing|n/a|anyone|everyone|someone|nobody|people|qu\w+|comment|où|wie|was|wo|welche\w*|cuál|cual|qué|"
+    r"dónde|donde|quale|come|dove|qual|como|onde|le|la|les|un|une|der|die|das|ein|eine|el|los|las|il|lo|gli|"
+    r"o|os|as|um|uma)(?!\w)")
+_SEPARATED_ANSWER_WORDS = 4
+_AN_OPINION = re.compile(r"(?i)\s+(?:are|were|is|was|seem|seems|sound|sounds|look|looks|suck|sucks|feel|feels)\b")
+
+
+def _answers_after_a_question_name(text: str) -> list[Finding]:
+    findings = []
+    for name in _QUESTION_NAME.finditer(text):
+        broken = _SENTENCE_BREAK.search(text, name.end(), name.end() + 200)
+        end = broken.start() if broken else min(len(text), name.end() + 200)
+        if broken is not None and broken.group() == "?":
+            continue  # "security question: what was your first car?" asks it
+        separators = list(_SEPARATOR.finditer(text, name.end(), end))
+        if not separators or _AN_OPINION.match(text, name.end(), separators[0].start()):
+            continue  # ("security questions are dumb: anyone can find my first school")
+        start = separators[-1].end()
+        if (put := _PUT.match(text, start)) is not None:
+            start = put.end()
+        if _QUESTION_TOPIC.match(text, start) or _ASKS_OR_TELLS.match(text, start):
+            continue
+        answer_end = start
+        for count, word in enumerate(_ANSWER_WORD.finditer(text, start, end)):
+            if count >= _SEPARATED_ANSWER_WORDS or count and (word[0].lower() in _ANSWER_ENDS
+                                                                or text[answer_end:word.start()].strip()):
+                break  # (a comma or a bracket after the answer ends it)
+            answer_end = word.end()
+        if answer_end > start:
+            findings.append(Finding("security_answer", start, answer_end))
     return findings
 
 
@@ -1410,6 +1510,44 @@ def _tried_on(text: str) -> list[Finding]:
     return findings
 
 
+# --- a value worked out from a recipe: "… plus the year we moved, so Juniper2019!" -------------
+# A credential named, then how it is built ("my dad's birth year backwards", "the cat's name plus a
+# bang"), then the result after a word of conclusion, in the common languages. The result must
+# be shaped like a value (a year counts: it is assigned) and must end its clause: "so Summer2024!
+# would fail" is an example, not the value.
+_CONCLUSION = re.compile(
+    r"(?i)(?:^|[\s,;(])(?:so|thus|therefore|hence|which\s+(?:gives|makes)(?:\s+it)?|i\.e\.|meaning|"
+    r"donc|alors|also|quindi|dunque|así\s+que|asi\s+que|entonces|então|entao|portanto|dus|więc|wiec)"
+    r"[\s,:]+(?:(?:it['’]?s|it\s+is|that['’]?s|that\s+is|c['’]est|es|ist|è|é|is)\s+)?"
+    r"(?P<value>[^\s,;:()\"“”]+?)(?P<after>[.!?]*(?:[\s,;:()\"“”]|$))")
+_CONCLUSION_KINDS = frozenset({"password", "pin", "access_code", "code", "one_time_code", "pass"})
+_CONCLUSION_REACH = 240
+_LOGIN_NOUN = re.compile(r"(?i)\blog-?(?:in|on)\s+(?:is|was|=)")
+_EXAMPLE_AFTER = re.compile(r"(?i)\s*(?:would|will|won['’]?t|wouldn['’]?t|is|was|isn['’]?t|wasn['’]?t|are|"
+                            r"doesn['’]?t|didn['’]?t|fails?|failed|works?|worked|or|and\s+not)\b")
+
+
+def _concluded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
+    findings = []
+    # ("the laptop login is the cat's name plus …": a login named as what one types)
+    logins = [("password", m.start(), m.end()) for m in _LOGIN_NOUN.finditer(text)] if "log" in text.lower() else []
+    for kind, name_start, name_end in names + logins:
+        if kind not in _CONCLUSION_KINDS:
+            continue
+        login = (kind, name_start, name_end) in logins
+        for conclusion in _CONCLUSION.finditer(text, name_end, min(len(text), name_end + _CONCLUSION_REACH)):
+            value = conclusion["value"].rstrip(".!?") or conclusion["value"]
+            if _EXAMPLE_AFTER.match(text, conclusion.end("after")):
+                continue
+            digits_only = value.isdigit()
+            if kind in ("code", "access_code") and not digits_only or login and digits_only:
+                continue  # a code's value is digits; a login's a password ("login is at 9 so 0900 sharp")
+            if credential_shaped(value, previous=":") and (digits_only or _shape(value, ":") is not None):
+                findings.append(Finding("access_code" if kind == "code" else "password" if kind == "pass" else kind,
+                                        conclusion.start("value"), conclusion.start("value") + len(value)))
+    return findings
+
+
 # --- any value, scored: its shape, and the words around it --------------------------------------
 
 # Presidio's recognisers give a pattern match a base score and raise it when context words stand
@@ -1431,6 +1569,9 @@ SHAPE_SCORE = {
     "strong_symbol": 0.7,
     "random": 0.7,          # 16+ long, letters and digits, entropy of 3 bits or more (a hex token)
     "random_mixed": 0.9,    # 20+ long, both cases and digits, entropy of 4 bits or more
+    # digits keyed in with the keypad's own keys: 2580#, 1357*, 7#2#8 (a hash or a star first
+    # is a phone's menu or a room: *100#, #302); a lock or a door in the message makes it a code
+    "keypad": 0.5,
 }
 CONTEXT_SCORE = {
     "credential_word": 0.5,  # a word naming a credential in the same sentence, near the value
@@ -1475,6 +1616,7 @@ _RESOURCE_NAME = re.compile(r"(?i)^(?:arn:[\w-]+:[\w-]*:[\w-]*:\d*:|urn:[\w-]+:)
 _EMAIL = re.compile(r"^[\w.+-]+@[\w-]+\.[\w.]+$")
 _ADDRESS = re.compile(r"@[\w-]+\.|://|^www\.", re.I)
 _SENTENCE_END = (".", "!", "?", ";")
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
 
 
 # A number with its unit glued on ("212cm", "2.5kg", "500ml", "16GB", "1080px"): a measurement.
@@ -1486,6 +1628,8 @@ _MEASURE = re.compile(r"(?i)^\d+(?:[.,]\d+)?(?:mm|cm|km|mg|kg|lbs?|oz|ml|cl|dl|k
 def _shape(value: str, previous: str) -> str | None:
     if not credential_shaped(value, previous=previous) or _VERSION.match(value) or _DECIMAL.match(value):
         return None
+    if _MEDIA_DATA.match(value):
+        return None  # "data:image/png;base64,iVBOR…": a picture or a sound inlined, not a secret
     if _MEASURE.match(value):
         return None
     if _PATH.match(value) or _RESOURCE_NAME.match(value):
@@ -1502,6 +1646,9 @@ def _shape(value: str, previous: str) -> str | None:
     if len(value) >= 16 and _decoded(value) is not None:
         return None  # base64 of readable text: _hidden reads what it says
     groups = value.split("-")
+    if len(groups) == 3 and _GROUPED.match(value) and len({len(g) for g in groups}) == 1 \
+            and sum(any(c.isdigit() for c in g) and any(c.isalpha() for c in g) for g in groups) >= 2:
+        return "random"  # "8F3K-22QP-91MZ": a router's key, a gift card's code, letters and digits in groups
     if len(groups) >= 4 and _GROUPED.match(value) and len({len(g) for g in groups}) == 1:
         # Four groups or more of one length: how vendors print licence, product and recovery
         # keys ("3HY3X-3GDRR-VJFT8-K48BR-V3VK6", "QUGN-SXVE-SIKR-XWDW"); groups of five with
@@ -1558,12 +1705,15 @@ def _near(words: list, sentence: list[int], count: int, end_count: int, *, reach
     return near
 
 
-def _sentences(words: list) -> list[int]:
-    """The sentence (or the clause, after a word of rule or example) each word belongs to."""
-    ids, current = [], 0
-    for raw, word, _ in words:
-        if word.lower() in _HYPOTHETICAL:
+def _sentences(words: list, text: str) -> list[int]:
+    """The sentence (or the clause, after a word of rule or example) each word belongs to. A
+    blank line ends one too: a commit's message below its header, a log's next entry."""
+    ids, current, last_end = [], 0, 0
+    for raw, word, at in words:
+        start = at - raw.find(word) if word else at
+        if word.lower() in _HYPOTHETICAL or _BLANK_LINE.search(text, last_end, start):
             current += 1
+        last_end = start + len(raw)
         ids.append(current)
         # A question does not end the context: "wifi password? It's Seashell_44" answers it.
         if raw.endswith(_SENTENCE_END) and not raw.endswith("?") and not word[-1:].isdigit():
@@ -1580,6 +1730,10 @@ def _candidates(words: list, text: str) -> list[tuple[int, int, int, int, str]]:
         value = word.strip("*#")
         end_count, end = count + 1, at + len(word)
         shape = None
+        if _KEYPAD.match(word):
+            found.append((count, count + 1, at, at + len(word), "keypad"))
+            count += 1
+            continue
         if word[:1].isdigit() or _number_word(word.lower(), spoken=False):
             # Digits in groups are one value: "22 14 36", "two eight eight one", or a phone
             # number ("0800 123 4567"), which is none.
@@ -1599,7 +1753,9 @@ def _candidates(words: list, text: str) -> list[tuple[int, int, int, int, str]]:
             if previous in ("with", "using") and count > 1 and words[count - 2][1].lower() in _OPENED \
                     and any(is_access_word(w.rstrip(":")) for _, w, _ in words):
                 previous = ":"  # "the box by the door opens with 1947": a code, whatever year it looks like
-            shape = _shape(value, previous)
+            shape = _shape(value, previous) if len(_WRITTEN_WITHOUT_SPACES.findall(value)) < 4 else None
+            if shape is not None and previous.rstrip(":") in _HASH_WORDS and _HEX.match(value):
+                shape = None  # "commit 4b825dc6…", "sha256: 9f86d08…": a digest names content, it opens nothing
         if shape is not None:
             found.append((count, end_count, at + (word.find(value) if value else 0), end, shape))
         count = end_count
@@ -1616,7 +1772,20 @@ _HALVES = re.compile(r"^\d{3,}-\d{3,}$")
 _SYMBOL_INSIDE = re.compile(r"(?<=.)[!$?~&](?=.)")
 _FILE_NAME = re.compile(r"\.[A-Za-z]{2,4}$")
 _OPENED = frozenset("opens open opened unlocks unlock unlocked".split())
+# Chinese, Japanese and Korean letters: a run of them without spaces is a phrase or a sentence,
+# not a value (values are given in digits and Latin letters between them).
+_WRITTEN_WITHOUT_SPACES = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_UNSPACED_VALUE = re.compile(r"\s*(?:[:：=]|是|为|為|は|が|를|을|는|은|이|가|:)?\s*(?:は|:)?\s*[A-Za-z0-9]")
+_KEYPAD = re.compile(r"^(?=(?:\D*\d){3,8}\D*$)\d+(?:[#*]\d+)*[#*]$|^\d(?:[#*]\d{1,2}){2,}$")
+# What a keypad's code opens, in the common languages (a word: "phone" is no part of "headphones").
+_KEYPAD_LOCK = re.compile(r"(?i)\b(?:door|doors|gate|gates|garage|safe|lock|locks|padlock|locker|keypad|alarm|"
+                          r"intercom|buzzer|entrance|lobby|building|porte|portail|puerta|portón|porta|portão|"
+                          r"cancello|tür|tor|kapı\w*|drzwi|brama|deur|poort)\b|도어|현관|ドア|オートロック|门|門|"
+                          r"باب|דלת|שער")
+_HASH_WORDS = frozenset("commit sha sha1 sha-1 sha256 sha-256 sha512 md5 hash checksum digest revision rev etag".split())
+_HEX = re.compile(r"^[0-9a-f]{7,128}$")
 _BARE_NETWORK = re.compile(r"(?i)^wi-?fi$")
+_BARE_KEY = frozenset("key keys clé cle clave chave schlüssel schlussel chiave sleutel klucz".split())
 _JOINS_A_NETWORK = frozenset("on onto to off from into with".split())
 
 
@@ -1626,7 +1795,7 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
     if not candidates:
         return []  # most messages hold no value at all: no context to read
     starts = [at for _, _, at in words]
-    sentence = _sentences(words)
+    sentence = _sentences(words, text)
     # Which words are credential words (by kind), access cues, or asks to keep something.
     named: dict[int, str] = {}
     # "back on the wifi", "connect it to the wifi": a network something joins, and what comes
@@ -1660,6 +1829,7 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
     names_a_name = {i for i, (_, word, _) in enumerate(words) if word.lower() in _NAME_WORDS}
     findings = []
     references = [m.span() for m in _REFERENCE_IN_TEXT.finditer(text)] if _MAY_REFER.search(text) else []
+    keyed_into = any(shape == "keypad" for *_, shape in candidates) and _KEYPAD_LOCK.search(text) is not None
     for count, end_count, start, end, shape in candidates:
         token = text[start:end]
         setting = _SETTING.match(token)
@@ -1675,12 +1845,15 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
         kinds = {named[i] for i in near if i in named and not (i in network and i > count)}
         # A bare "code" takes digits ("the discount code SUMMER20"), a bare "pass" anything but
         # digits ("bus pass 4471").
-        kinds -= {"pass"} if shape == "digits" else {"code"}
+        # (and a bare "code" a key printed in groups: "the gift card code is X7KQ-M3PT-9VRW-22LN")
+        kinds -= {"pass"} if shape == "digits" else set() if shape == "random" and "-" in token else {"code"}
+        if shape in ("random", "random_mixed") and count and words[count - 1][1].lower() in _BARE_KEY:
+            kinds.add("api_key")  # "network Pinecone_24, key 7QH2-K9WX-4RTM": a random value named a key
         if shape not in ("random", "random_mixed"):
             kinds.discard("private_key")  # a key's size or name ("2048 bits", "id_rsa"), not the key
         score = SHAPE_SCORE[shape]
         score += CONTEXT_SCORE["credential_word"] if kinds else 0
-        score += CONTEXT_SCORE["access"] if access.intersection(near) else 0
+        score += CONTEXT_SCORE["access"] if access.intersection(near) or shape == "keypad" and keyed_into else 0
         score += CONTEXT_SCORE["keep"] if shape in ("random", "strong") and keep.intersection(near) else 0
         score += CONTEXT_SCORE["identity"] if shape != "digits" and identity.intersection(near) else 0
         if shape == "strong_symbol" and accounts.intersection(near):
@@ -1694,7 +1867,7 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
         if count - 1 not in access and _counted(words, count, end_count, named_before):
             score += CONTEXT_SCORE["counted"]
         if score >= THRESHOLD - 1e-9:
-            kind = sorted(kinds)[0] if kinds else "access_code" if shape == "digits" else "token"
+            kind = sorted(kinds)[0] if kinds else "access_code" if shape in ("digits", "keypad") else "token"
             findings.append(Finding(kind, start, end))
     return findings
 
@@ -1708,6 +1881,9 @@ _SHORT_ENCODED = 40
 # A run this long with this much entropy is key material whatever surrounds it (a private key's
 # body without its header line, a long token): detect-secrets' base64 limit is 4.5 bits.
 _KEY_MATERIAL_LENGTH = 40
+# A data URL of a picture, a sound, a film or a font: its base64 is the file's bytes.
+_MEDIA_DATA = re.compile(r"(?i)data:(?:image|audio|video|font)/[\w.+-]+;base64,")
+_MEDIA_DATA_BEFORE = re.compile(_MEDIA_DATA.pattern + "$")
 _KEY_MATERIAL_ENTROPY = 4.5
 
 
@@ -1751,6 +1927,8 @@ def _hidden(text: str, inner) -> list[Finding]:
 def _bare_key_material(text: str, inner) -> list[Finding]:
     findings = []
     for match in _BASE64_RUN.finditer(text):
+        if _MEDIA_DATA_BEFORE.search(text, max(0, match.start() - 80), match.start()):
+            continue  # a picture's or a sound's bytes, inlined
         run = match.group().rstrip("=")
         decoded = _decoded(match.group())
         if decoded and (inner(decoded) or len(decoded) <= _SHORT_ENCODED and any(
@@ -1873,6 +2051,40 @@ _COMPOUND_WORD = re.compile(r"[A-Za-z0-9]-$")
 _FOLLOWING_WORD = re.compile(r"[A-Za-z0-9]+")
 
 
+# What a confirmation code confirms when it is a reservation's reference, not a sign-in's code.
+_BOOKED = re.compile(r"(?i)\b(?:hotels?|flights?|bookings?|booked|reservations?|reserved|airlines?|airbnb|hostel|"
+                     r"rental|car\s+hire|train|ferry|cruise|tickets?|restaurant|table|check[- ]?in|stay|"
+                     r"hôtel|vol|réservation|reserva|vuelo|prenotazione|volo|buchung|reservierung|flug)\b")
+_CONFIRMATION = re.compile(r"(?i)^confirmation\s+codes?$")
+
+
+def _confirms_a_booking(text: str, kind: str, start: int, end: int) -> bool:
+    """"the confirmation code for the hotel is HX7732K": a reservation's reference, said to
+    whoever checks one in; a confirmation code with no booking in its sentence is a sign-in's."""
+    if kind != "one_time_code" or not _CONFIRMATION.match(text[start:end]):
+        return False
+    reach = max(0, start - 120)
+    cut = max(text.rfind(mark, reach, start) for mark in ".!?\n")
+    sentence_end = _SENTENCE_BREAK.search(text, end, end + 120)
+    sentence = text[cut + 1 if cut >= 0 else reach:sentence_end.start() if sentence_end else end + 120]
+    return _BOOKED.search(sentence) is not None
+
+
+# A word quoted as a setting's value: `error="invalid_token"`, `"grant_type": "refresh_token"`.
+_OPENS_A_QUOTED_VALUE = re.compile(r"[=:][ \t]*([\"'])[\w.-]*$")
+_NAMES_NEXT = re.compile(r"[ \t]*[:=]")
+
+
+def _a_quoted_value(text: str, start: int, end: int) -> bool:
+    """Whether a credential's word is a setting's quoted value (an error's or a grant's name),
+    not the name of a value ("token": "…" names one)."""
+    closing = text[end:end + 1]
+    if not closing or closing not in "\"'":
+        return False
+    opened = _OPENS_A_QUOTED_VALUE.search(text, max(0, start - 60), start)
+    return opened is not None and opened.group(1) == closing and not _NAMES_NEXT.match(text, end + 1)
+
+
 def _inside_compound(text: str, start: int, end: int) -> bool:
     """Whether a credential's word is joined by hyphens to words on both sides, a command's name
     ("aws secretsmanager get-secret-value"; "db-password:" and "x-api-key" end with theirs), or is
@@ -1897,11 +2109,36 @@ def described_credentials(text: str, inner, *, carried: bool = False) -> list[Fi
     postal = [(start, end) for kind, start, end in names if _postal_pin(text, kind, start, end)] \
         if any(kind == "pin" for kind, _, _ in names) and _DELIVERY.search(text) and not _BANKING.search(text) else []
     names = [name for name in names if not any(start <= name[1] < end for start, end in postal)
-             and not _inside_reference(text, name[1]) and not _inside_compound(text, name[1], name[2])]
-    return [*_worded(text, names), *_value_first(text, names), *_scored(text, names, carried=carried),
-            *_given_to_a_program(text), *_hidden(text, inner), *_fallbacks(text), *_answers_by_topic(text),
-            *_described_by_use(text), *_dial_combination(text), *_protected_with(text), *_tried_on(text),
-            *filter(None, [cut_short(text)])]
+             and not _inside_reference(text, name[1]) and not _inside_compound(text, name[1], name[2])
+             and not _a_quoted_value(text, name[1], name[2]) and not _confirms_a_booking(text, *name)]
+    findings = [*_worded(text, names), *_value_first(text, names), *_scored(text, names, carried=carried),
+                *_given_to_a_program(text), *_hidden(text, inner), *_fallbacks(text), *_answers_by_topic(text),
+                *_described_by_use(text), *_dial_combination(text), *_protected_with(text), *_tried_on(text),
+                *_concluded(text, names), *_answers_after_a_question_name(text),
+                *filter(None, [cut_short(text)])]
+    return findings + _corrected(text, findings) if findings else findings
+
+
+# --- a value corrected: "the gate code is 2580 no wait, it's 2851" -----------------------------
+_CORRECTION = re.compile(
+    r"(?i)(?:\s+(?:hash|pound|star|enter|then\s+(?:hash|enter)))?[\s,.;:!?…—–-]*(?:no\s+wait|wait\s+no|wait|sorry|i\s+mean|actually|correction|scratch\s+that|oops|"
+    r"my\s+bad|non\s+attends|perdón|perdon|scusa|nein\s+warte|quer\s+dizer)"
+    r"(?:[\s,.;:!?…—–-]+(?:no|sorry|wait|i\s+mean|actually))*[\s,.;:!?…—–-]+(?:(?:it['’]?s|it\s+is|is|c['’]est)\s+)?")
+
+
+def _corrected(text: str, findings: list[Finding]) -> list[Finding]:
+    """After a credential's value, a correction and the value as it really is: the same kind."""
+    corrected = []
+    for finding in findings:
+        cue = _CORRECTION.match(text, finding.end)
+        if cue is None or cue.end() - finding.end > 60:
+            continue
+        kind = finding.kind
+        end = value_end(text, cue.end() - 1 if text[cue.end() - 1:cue.end()].isspace() else cue.end(),
+                        wordy=False, digits_only=kind in DIGIT_KINDS | {"access_code", "pin"})
+        if end is not None and end - cue.end() <= 80:
+            corrected.append(Finding(kind, cue.end(), end))
+    return corrected
 
 
 # --- a value cut short at the end of a message -------------------------------------------------

@@ -156,6 +156,22 @@ def _names_a_parcel_or_order(text: str, start: int, end: int) -> bool:
     return bool(named) and not _CARD_WORDS.search(before + " " + after)
 
 
+# A card named in the common languages, in the message around a number grouped as cards print it.
+_A_CARD = re.compile(r"(?i)\b(?:(?:credit|debit|bank|replacement|new)\s+card|card\s+(?:number|no)|carte|carta|tarjeta|"
+                     r"cart[ãa]o|karte|kreditkarte\w*|kartennummer|bankkarte|kaart|karta|kort|kart[ıi]|visa|"
+                     r"mastercard|amex|maestro)\b")
+
+
+def _printed_as_a_card(text: str, match: re.Match) -> bool:
+    """A number grouped 4-4-4-4 (or Amex's 4-6-5) with a card's first digit, where the message
+    names a card: a card's number, even one mistyped (the Luhn check fails on a wrong digit)."""
+    if not (match.group(1) or match.group(2)) or match.group()[0] not in "23456":
+        return False
+    start, end = match.span()
+    return _A_CARD.search(text, max(0, start - 150), min(len(text), end + 60)) is not None \
+        and not _names_a_parcel_or_order(text, start, end)
+
+
 _NAMED_AFTER = re.compile(r"(?i)\s+(?:is|as|was)\s+(?:the|my|our|a|an|its)?\s*(?:[\w-]+\s+)?"
                           r"(?:ref|reference|number|tracking|order|invoice|booking|id)\b")
 
@@ -240,7 +256,7 @@ def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) 
         for match in pattern.finditer(normal):
             if kind == "card_number":
                 digits = re.sub(r"\D", "", match.group())
-                if not (13 <= len(digits) <= 19 and _luhn_ok(digits)):
+                if not (13 <= len(digits) <= 19 and (_luhn_ok(digits) or _printed_as_a_card(normal, match))):
                     continue
                 if match.group().isdigit() and _names_a_parcel_or_order(normal, *match.span()):
                     continue  # (grouped as a card is printed, it is one whatever surrounds it)

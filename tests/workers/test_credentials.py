@@ -617,3 +617,94 @@ def test_a_value_beside_those_forms_is_still_redacted(text, secret):
 ])
 def test_a_reference_into_a_vault_is_kept(text):
     assert redact_secrets(text)[0] == text, redact_secrets(text)[0]
+
+
+# Classes from blind_v11's dev half (2026-12-07, fourth session), each in new words.
+@pytest.mark.parametrize("text,secret", [
+    # a key drawn for the word
+    ("🔑 ebay → Lighthouse&42 pls remember", "Lighthouse&42"),
+    ("printer wifi 🔐 Marmalade_Sky9", "Marmalade_Sky9"),
+    # a value worked out from a recipe, then given after "so"
+    ("my phone PIN is our anniversary month twice, we married in june so it's 0606", "0606"),
+    ("the garage keypad code is the house number doubled, so 1717.", "1717"),
+    ("streaming login is the dog's name and my birth year plus a dollar sign, so Pepper1984$ if you need it",
+     "Pepper1984$"),
+    # a key printed in groups after "key" or a bare "code"
+    ("cottage router: network Pinecone_24, key 7QH2-K9WX-4RTM, reboot it if it drops", "7QH2-K9WX-4RTM"),
+    ("the voucher card's redemption code is P4QM-8XKT-L2ZV-93HN", "P4QM-8XKT-L2ZV-93HN"),
+    # a card's security code told by how many digits it is
+    ("the site wants the 3 digits on the back, they're 418", "418"),
+    # digits keyed in with the keypad's own keys, where a door or a gate is named
+    ("the courier should key 8842# on the panel by the side gate", "8842#"),
+    ("building door: 3#9#1 then push hard", "3#9#1"),
+    # a security question's answer after its name and a separator, in the common languages
+    ("security question for the pension portal (childhood best friend): Tomasz", "Tomasz"),
+    ("secret question — favourite uncle — I put Desmond", "Desmond"),
+    ("Sicherheitsfrage Lieblingslehrer: Herr Brandl", "Brandl"),
+    ("güvenlik sorusu (ilk evcil hayvan) — Pamuk", "Pamuk"),
+    ("контрольный вопрос «кличка первой собаки» — Барон", "Барон"),
+    ("question secrète : nom de la première école — j'ai mis Jules-Ferry", "Jules-Ferry"),
+    ("the portal asked 'name of your first teacher' and I put Okonkwo", "Okonkwo"),
+    # a word of the scripts written without spaces, with its value in the same token
+    ("我的邮箱密码是Lotus8899", "Lotus8899"),
+    ("会社のパスワードはMomiji2023です", "Momiji2023"),
+    # a card's number grouped as cards print it, mistyped (no Luhn), where a card is named
+    ("got the new debit card today. the number's 4716 2290 8813 5520, expiry 08/28", "4716 2290 8813 5520"),
+    ("numéro de carte : 5412 7534 9821 0077", "5412 7534 9821 0077"),
+    # an abbreviation's dots before its value; a value corrected
+    ("P.I.N: 7.3.9.1", "7.3.9.1"),
+    ("alarm code is 5561 no wait, it's 5516", "5516"),
+    ("the bike lock combo is 2-9-4-1 sorry I mean 2-9-7-1", "2-9-7-1"),
+    # a passphrase that is a sentence, article and all
+    ("vault passphrase: the kettle sings before dawn", "the kettle sings before dawn"),
+    # a one-time code as its message says it; a code that opens, in more languages
+    ("the council texted 6 0 3 - 1 9 4, it's valid for 5 minutes", "6 0 3 - 1 9 4"),
+    ("klatrehallen åpner døren med 5521 etter stengetid", "5521"),
+    ("Bahçe kapısı 7702 ile açılıyor", "7702"),
+])
+def test_credentials_of_blind_v11s_classes_are_redacted(text, secret):
+    assert _hides(text, secret), redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("text", [
+    # a paragraph break ends the context: a commit's header, then its message
+    "commit 9c1e77b2a0f4d3e6b8a5c2d1e0f9a8b7c6d5e4f3\nAuthor: Sam Reyes <sam@example.net>\n"
+    "Date:   Wed Mar 6 10:15:42 2024 -0500\n\n    rotate token cache on expiry",
+    "sha256: 5f2b1c9e8d7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c is the image digest",
+    # protocol versions, zone offsets, host lists
+    "HTTP/2 403 Forbidden\nWWW-Authenticate: Basic realm=\"admin\", error=\"expired_token\"",
+    "DJANGO_ALLOWED_HOSTS=api.example.org,10.1.2.3,localhost",
+    # a credential's word quoted as a setting's value
+    '{"grant_type": "refresh_token", "scope": "read"}',
+    # a picture inlined as data
+    "the avatar is data:image/jpeg;base64,/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAAMCAgMCAgMDAwMEAwMEBQgFBQQEBQoHBwYHDAoMCwsKCwsNDhIQDQ4RDg0LCxAWEBETFBUVFQwPFxgWFBgSFBUU — too big?",
+    # a password manager named before its vault; a booking's confirmation code
+    "the staging keys live in the shared Bitwarden vault, ask Priya",
+    "confirmation code for the Lisbon flight is QK7T2M, seat 14C",
+    # the scripts written without spaces: a sentence is no value, a comma ends the word's clause
+    "Wi-Fiのパスワードは玄関の棚に置いてあるカードに書いてあります。",
+    "银行让我改密码，我还没决定用什么，下周三之前要改好。",
+    # a recipe's result that is an example, a keypad's hash first, a menu's star
+    "the rule is 12 characters and a symbol, so Tulip2024! would fail the check",
+    "dial *121# for your balance, the gate man said",
+    "room #412 is next to the lift",
+    # the security question named, with no answer after it
+    "security question: favourite film",
+    "my security question: which street did you grow up on?",
+    "Security questions are pointless: people post their first pets online",
+    "güvenlik sorusu nedir, unuttum",
+    # a grouped number that is a parcel's, a mistyped number with no card named, an opening time
+    "tracking for the card reader I ordered: 4716 2290 8813 5520",
+    "the serial on the box is 4716 2290 8813 5520",
+    "I work at I.B.M. 2 days a week",
+    "the passphrase is the same one as the laptop",
+    "the parking voucher is valid for 30 minutes",
+    "butikken åpner kl 0900 på lørdag",
+])
+def test_look_alikes_of_blind_v11s_classes_are_kept(text):
+    assert redact_secrets(text)[0] == text, redact_secrets(text)[0]
+
+
+def test_a_word_of_apology_after_a_value_corrects_nothing():
+    assert redact_secrets("my pin is 4471, sorry about the long message")[0] == \
+        "my [redacted pin], sorry about the long message"

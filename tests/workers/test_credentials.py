@@ -661,6 +661,9 @@ def test_a_reference_into_a_vault_is_kept(text):
     ("the council texted 6 0 3 - 1 9 4, it's valid for 5 minutes", "6 0 3 - 1 9 4"),
     ("klatrehallen åpner døren med 5521 etter stengetid", "5521"),
     ("Bahçe kapısı 7702 ile açılıyor", "7702"),
+    # a table whose header names a credential column
+    ("host;login;wifi_key\nattic;ap-2;Quince_Harbor7\nbarn;ap-3;meadowlark", "meadowlark"),
+    ("locker,owner,combo\n12,Ines,2931\n13,Kofi,4410", "4410"),
 ])
 def test_credentials_of_blind_v11s_classes_are_redacted(text, secret):
     assert _hides(text, secret), redact_secrets(text)[0]
@@ -700,6 +703,8 @@ def test_credentials_of_blind_v11s_classes_are_redacted(text, secret):
     "the passphrase is the same one as the laptop",
     "the parking voucher is valid for 30 minutes",
     "butikken åpner kl 0900 på lørdag",
+    "district,pincode\nKochi,682001\nPune,411001",
+    "user,password_last_changed,pin_attempts\nines,2024-03-02,2",
 ])
 def test_look_alikes_of_blind_v11s_classes_are_kept(text):
     assert redact_secrets(text)[0] == text, redact_secrets(text)[0]

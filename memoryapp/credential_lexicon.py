@@ -146,11 +146,12 @@ ACCESS_PHRASES = re.compile(
     r"(?:to|can)\s+(?:access|enter|open|unlock)|access(?:es|ed)?\s+(?:my|the|our|your)|"
     r"(?:punch|key|tap|type)\s+in|ouvre|ouvrir|abre|abrir|apre|aprire|[oö]ffnen|openen|opent|otwiera|"
     r"se\s+connecter|iniciar\s+sesi[oó]n|acceder|accedere|entrar|acessar|"
-    # opens, in more languages: Scandinavian, Turkish, Japanese, Korean, Arabic, Hebrew
-    r"[åa]pne[rs]?\s+(?:\w+\s+)?med|l[åa]ser\s+(?:\w+\s+){0,2}op{1,2}\s+med|öppnas\s+med|öppnar|açıl\w*|açar|"
-    r"열려|열어|열립니다|يفتح|تفتح|פותח|נפתח|"
-    # a one-time code as its message says it ("valid for 10 minutes", "the 6 digits we sent")
-    r"(?:valid|good)\s+for\s+\d+\s*(?:min|mins|minutes)|expires?\s+in\s+\d+\s*(?:min|mins|minutes)|"
+    # opens with (a number), in more languages: Scandinavian, Turkish ("7702 ile açılıyor"),
+    # Korean ("1357* 누르면 열려": press it and it opens), Arabic, Hebrew; not opening hours
+    # ("butiken öppnar 0900", "mağaza 0900'da açılıyor", "المتجر يفتح الساعة 0900")
+    r"[åa]pne[rs]?\s+(?:\w+\s+)?med(?=\s+\d)|l[åa]ser\s+(?:\w+\s+){0,2}op{1,2}\s+med(?=\s+\d)|"
+    r"öppnas\s+med(?=\s+\d)|ile\s+açıl\w*|누르면\s+열(?:려|어|립니다)|(?:يفتح|تفتح)\s+(?:بالرقم|بالكود|بالرمز|بكود|برقم)|(?:נפתח|נפתחת|פותח|פותחים)\s+עם|"
+    # a one-time code as its message says it ("the 6 digits we sent", "the bank texted 604 218")
     r"(?:digits|code|number)\s+(?:we|they)\s+(?:just\s+)?(?:sent|texted)|texted(?:\s+me)?(?=\s+\d))\b|"
     r"で開[くけき]"  # (Japanese runs on without a space: "0623 で開くよ")
 )

@@ -139,8 +139,6 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
     ("pin", re.compile(
         r"(?i)\b(?:pin(?:\s*(?:code|number|no\.?|#))?|puk(?:\s*(?:code|number))?|geheimzahl|entsperrcode|"
         r"c[oó]digo\s+pin|code\s+pin|codice\s+pin)\b")),
-    # A key drawn for a word: "🔑 amazon: RedKayak#77", "wifi 🔐 Seashell_44".
-    ("password", re.compile(r"[\U0001F511\U0001F510\U0001F5DD]\ufe0f?")),
     ("password", re.compile(
         r"(?i)\b(?:pass(?:word|wd|phrase|code)s?|pwd|pw|passwort|kennwort|contrase[ñn]a|clave|"
         r"mot\s+de\s+passe|mdp|senha|pass(?=\s*[:=])|key(?=\s*[:=])|parola\s+d'ordine|chiave\s+di\s+accesso|"
@@ -432,9 +430,10 @@ def _credential_shaped(token: str, previous: str) -> bool:
         return False
     if _VARIABLE.match(token):
         return False  # "${DB_PASSWORD}", "$API_TOKEN": where the value comes from, not the value
-    if _ZONE_OFFSET.match(token):
+    if _ZONE_OFFSET.match(token) and (_YEAR.match(previous) or _CLOCK.match(previous) or _TIME.match(previous)):
         return False  # a log's "16:02:11 2024 +0200": the time zone
-    if "," in token and _HOST_LIST.match(token):
+    if "," in token and (hosts := _HOST_LIST.match(token)) and _A_HOST.search(token) \
+            and not (hosts["name"] and _NAMES_A_CREDENTIAL.search(hosts["name"])):
         return False  # "ALLOWED_HOSTS=localhost,127.0.0.1": where a service listens, not a secret
     if _PUBLIC_NAME.match(token):
         return False  # "the wifi uses WPA3", "encrypted with AES-256": a standard's name
@@ -468,7 +467,7 @@ _SYMBOLS = frozenset("!@#$%^&*+=_~/\\|")
 # stiff lock gets).
 _PUBLIC_NAME = re.compile(r"(?i)^(?:wpa[23]?(?:-(?:psk|personal|enterprise))?|wep|aes-?(?:128|192|256)|"
                           r"sha-?(?:1|2|3|224|256|384|512)|md[45]|rsa-?(?:1024|2048|3072|4096)|tls-?v?1\.[0-3]|"
-                          r"ssl-?v?[23]|ed25519|x25519|p-?256|fido2|u2f|oauth2|wd-?40|https?/[123](?:\.[01])?)$")
+                          r"ssl-?v?[23]|ed25519|x25519|p-?256|fido2|u2f|oauth2|wd-?40)$")
 # Password managers, where a password is kept, named as one ("it's in 1Password", "we moved
 # from LastPass to Bitwarden").
 _BEFORE_A_PRODUCT = frozenset("in into from to with using use uses used via on the my our their your "
@@ -480,7 +479,10 @@ _PASSWORD_MANAGER = re.compile(r"(?i)^(?:1password|keepass(?:xc|x|2)?|lastpass|n
 _VARIABLE = re.compile(r"^\$(?:\{[A-Za-z_]\w*\}?|[A-Z_][A-Z0-9_]*)$")
 _ZONE_OFFSET = re.compile(r"^[+-](?:0\d|1[0-4]):?[0-5]\d$")
 _HOST = r"(?:localhost|\d{1,3}(?:\.\d{1,3}){3}|[a-z0-9-]+(?:\.[a-z0-9-]+)+)(?::\d{1,5})?(?:/\d{1,3})?"
-_HOST_LIST = re.compile(r"^(?:[A-Za-z_][\w.-]*=)?" + _HOST + r"(?:," + _HOST + r")+,?$")
+_HOST_LIST = re.compile(r"^(?:(?P<name>[A-Za-z_][\w.-]*)=)?" + _HOST + r"(?:," + _HOST + r")+,?$")
+# ... one of them a host for certain: an address, localhost, a common domain's ending.
+_A_HOST = re.compile(r"localhost|\d{1,3}(?:\.\d{1,3}){3}|\.(?:com|org|net|io|dev|local|internal|lan|app|cloud|svc|"
+                     r"co\.uk|de|fr|example)\b")
 # A time of day to the second.
 _CLOCK = re.compile(r"(?i)^(?:[01]?\d|2[0-3]):[0-5]\d:[0-5]\d(?:[.,]\d{1,6})?z?$")
 
@@ -701,7 +703,7 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False, 
         if previous in _ASSIGNMENT and lowered == "the" and count + 1 < len(words) \
                 and words[count + 1][1].lower() in _SPELLING:
             return _clause_end(words, count, _MAX_RECOVERY_WORDS)
-        if sentence and previous in _ASSIGNMENT and lowered in ("the", "a", "an") and raw == word \
+        if sentence and previous in _ASSIGNMENT and lowered == "the" and raw == word \
                 and (end := _sentence_phrase_end(words, count, phrase_words)) is not None:
             return end  # "the passphrase is the owl sings at midnight": a sentence, article and all
         if lowered in _BREAK or (lowered in _STOP and previous in _ASSIGNMENT):
@@ -717,7 +719,10 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False, 
 # What an article after "the passphrase is" opens when it says which, not what: "the same as
 # before", "the one on the sticker", "the name of my dog".
 _WHICH_ONE = frozenset("same one ones usual default old new first last second standard name word words thing bit "
-                       "problem issue reason worst best longest hardest easiest usual current".split())
+                       "problem issue reason worst best longest hardest easiest usual current pain nightmare mess "
+                       "feature requirement sentence sequence layer set annoyance point idea key part rest".split())
+# A description, not a passphrase: "the passphrase is the thing you type to unlock it".
+_DESCRIBES = frozenset("to of for i every from instead you your which that used is are was were".split())
 
 
 def _sentence_phrase_end(words: list, count: int, limit: int) -> int | None:
@@ -725,6 +730,8 @@ def _sentence_phrase_end(words: list, count: int, limit: int) -> int | None:
     words after the article, to the clause's end; None unless at least two follow it."""
     end, taken = None, 0
     for raw, word, at in words[count + 1:count + 2 + limit]:
+        if word.lower() in _DESCRIBES:
+            return None
         if not word.isalpha() or word.lower() in _BREAK or not taken and word.lower() in _WHICH_ONE | _STOP:
             break
         end, taken = at + len(word), taken + 1
@@ -1115,9 +1122,9 @@ def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
             continue
         value = text[name_end:end]
         last_word = value.split()[-1] if value.split() else ""
-        if _WRITTEN_WITHOUT_SPACES.search(text, start, name_end) and not _UNSPACED_VALUE.match(text, name_end):
-            # "柜员让我重新设密码，我还没想好", "密码必须至少8位": the value, if any, follows the word
-            # (and its copula or particle) in digits or Latin letters
+        if _WRITTEN_WITHOUT_SPACES.search(text, start, name_end):
+            if (value := _unspaced_value(text, name_end)) is not None:
+                findings.append(Finding(kind if kind != "code" else "access_code", start, value))
             continue
         if refers_elsewhere(text[name_end:name_end + 200]) or refers_elsewhere(last_word):
             continue  # "DB_PASSWORD=${DB_PASSWORD}", "password: null", "pass it with TF_VAR_DB_PASSWORD"
@@ -1333,9 +1340,11 @@ def _answers_by_topic(text: str) -> list[Finding]:
 # "security question (first pet): Rex", "Güvenlik sorusu: ilk öğretmeninizin adı — Nermin Hoca
 # yazdım", "Відповідь на секретне питання «дівоче прізвище матері» — Шевчук", "Pour la question
 # secrète « ville natale » j'ai mis Brest": the answer follows the last separator (a dash, a colon,
-# a closing quote or bracket) in the question's sentence. What follows is no answer when it is a
-# question, the question's topic ("security question: first pet") or opens with a word of the
-# sentence ("my security question: now it's about my first car").
+# a closing quote or bracket) in the question's sentence, where the question's topic stands
+# between its name and that separator, or someone says they put it ("… — I put Desmond"). A
+# heading ("Security questions: Honestly, I hate them", "秘密の質問：忘れました"), a menu's path
+# ("Settings » Security question » Edit") and a status ("(optional) — Skipped") give none; nor
+# does a question, the topic itself ("security question: first pet") or a word of the sentence.
 _QUESTION_NAME = re.compile(r"(?i)\b(?:security|secret)\s+(?:questions?|qs?)\b|(?<!\w)" + _QUESTION_NAMES)
 _SEPARATOR = re.compile(r"\s*(?:[—–»”)]|(?<!\d):(?!\d))\s*|\s+-\s+|(?<=\w)['’\"],?\s+")
 _ASKS_OR_TELLS = re.compile(
@@ -1348,6 +1357,10 @@ _SEPARATED_ANSWER_WORDS = 4
 # What every name of _QUESTION_NAME written in ASCII holds.
 _QUESTION_HINTS = ("security", "secret", "question", "pregunta", "domand", "pergunta", "pytani", "frage", "vraag",
                    "sikkerh", "turvakysymy", "guvenlik", "pertanyaan")
+# What a note on a security question says of it rather than answering it.
+_A_STATUS = re.compile(r"(?i)(?:skipped|skip|done|updated|update|fixed|set|changed|change|reset|removed|deleted|"
+                       r"forgot|forgotten|remind|reminder|pending|optional|none|unknown|todo|tbd|edit|later|"
+                       r"see|mentioned|contains|overrated|deprecated|honestly|thanks|thank)(?!\w)")
 _AN_OPINION = re.compile(r"(?i)\s+(?:are|were|is|was|seem|seems|sound|sounds|look|looks|suck|sucks|feel|feels)\b")
 
 
@@ -1366,9 +1379,13 @@ def _answers_after_a_question_name(text: str) -> list[Finding]:
         if not separators or _AN_OPINION.match(text, name.end(), separators[0].start()):
             continue  # ("security questions are dumb: anyone can find my first school")
         start = separators[-1].end()
-        if (put := _PUT.match(text, start)) is not None:
+        topic = text[name.end():separators[-1].start()].strip(" \t,.:;()[]«»\"'“”‘’—–-")
+        put = _PUT.match(text, start)
+        if put is None and (len(topic.split()) < 2 if " " in topic or topic.isascii() else len(topic) < 4):
+            continue  # no topic between the name and the answer, and nobody says they put it
+        if put is not None:
             start = put.end()
-        if _QUESTION_TOPIC.match(text, start) or _ASKS_OR_TELLS.match(text, start):
+        if _QUESTION_TOPIC.match(text, start) or _ASKS_OR_TELLS.match(text, start) or _A_STATUS.match(text, start):
             continue
         answer_end = start
         for count, word in enumerate(_ANSWER_WORD.finditer(text, start, end)):
@@ -1517,6 +1534,24 @@ def _tried_on(text: str) -> list[Finding]:
     return findings
 
 
+# --- a key drawn for the word: "🔑 amazon: RedKayak#77", "wifi 🔐 Seashell_44" -----------------
+# The value right after the key (or after one label and a colon), shaped like a password: a key
+# also heads notes and lists ("🔑 takeaways from today: …", "🔑 Locksmith: Tuesday 0930").
+_KEY_DRAWN = re.compile(r"[\U0001F511\U0001F510\U0001F5DD]\ufe0f?[ \t]*(?:[\w.-]{1,30}[ \t]*[:=→>-]+[ \t]*)?"
+                        r"(?P<value>[^\s\U0001F511\U0001F510\U0001F5DD]+)")
+
+
+def _key_drawn(text: str) -> list[Finding]:
+    if "\U0001F511" not in text and "\U0001F510" not in text and "\U0001F5DD" not in text:
+        return []
+    findings = []
+    for drawn in _KEY_DRAWN.finditer(text):
+        value = drawn["value"].rstrip(_EDGE_PUNCTUATION) or drawn["value"]
+        if _shape(value, ":") not in (None, "digits"):
+            findings.append(Finding("password", drawn.start("value"), drawn.start("value") + len(value)))
+    return findings
+
+
 # --- a value worked out from a recipe: "… plus the year we moved, so Juniper2019!" -------------
 # A credential named, then how it is built ("my dad's birth year backwards", "the cat's name plus a
 # bang"), then the result after a word of conclusion, in the common languages. The result must
@@ -1526,12 +1561,14 @@ _CONCLUSION = re.compile(
     r"(?i)(?:^|[\s,;(])(?:so|thus|therefore|hence|which\s+(?:gives|makes)(?:\s+it)?|i\.e\.|meaning|"
     r"donc|alors|also|quindi|dunque|así\s+que|asi\s+que|entonces|então|entao|portanto|dus|więc|wiec)"
     r"[\s,:]+(?:(?:it['’]?s|it\s+is|that['’]?s|that\s+is|c['’]est|es|ist|è|é|is)\s+)?"
-    r"(?P<value>[^\s,;:()\"“”]+?)(?P<after>[.!?]*(?:[\s,;:()\"“”]|$))")
+    r"(?P<value>[^\s,;()\"“”]+)")
+# The value ends its clause: punctuation, a bracket, a dash or the end after it ("so 1407. Not
+# their years", "so Juniper2019!"); "so 1900 sharp", "so 2025 planning can start" are no values.
+_NEXT_SENTENCE = re.compile(r"\s*(?:$|\n|[A-Z])")
+_CLAUSE_ENDS = re.compile(r"(?i)[,;()\"“”]|\s*$|\s*\n|\s+\(|\s+[—–-]\s|\s+(?:if|in\s+case|btw|lol|haha)\b")
 _CONCLUSION_KINDS = frozenset({"password", "pin", "access_code", "code", "one_time_code", "pass"})
 _CONCLUSION_REACH = 240
 _LOGIN_NOUN = re.compile(r"(?i)\blog-?(?:in|on)\s+(?:is|was|=)")
-_EXAMPLE_AFTER = re.compile(r"(?i)\s*(?:would|will|won['’]?t|wouldn['’]?t|is|was|isn['’]?t|wasn['’]?t|are|"
-                            r"doesn['’]?t|didn['’]?t|fails?|failed|works?|worked|or|and\s+not)\b")
 
 
 def _concluded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
@@ -1543,13 +1580,16 @@ def _concluded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
             continue
         login = (kind, name_start, name_end) in logins
         for conclusion in _CONCLUSION.finditer(text, name_end, min(len(text), name_end + _CONCLUSION_REACH)):
-            value = conclusion["value"].rstrip(".!?") or conclusion["value"]
-            if _EXAMPLE_AFTER.match(text, conclusion.end("after")):
+            token = conclusion["value"]
+            value = token.rstrip(".?:") or token
+            if not (token[-1] in ".?:" or _CLAUSE_ENDS.match(text, conclusion.end("value"))
+                    or token[-1] == "!" and _NEXT_SENTENCE.match(text, conclusion.end("value"))):
                 continue
             digits_only = value.isdigit()
-            if kind in ("code", "access_code") and not digits_only or login and digits_only:
+            if kind in ("code", "access_code", "pin") and not digits_only or login and digits_only:
                 continue  # a code's value is digits; a login's a password ("login is at 9 so 0900 sharp")
-            if credential_shaped(value, previous=":") and (digits_only or _shape(value, ":") is not None):
+            bare = value.rstrip("!") or value  # ("that's so stunning!" is a word and an exclamation)
+            if credential_shaped(bare, previous=":") and (digits_only or _shape(bare, ":") is not None):
                 findings.append(Finding("access_code" if kind == "code" else "password" if kind == "pass" else kind,
                                         conclusion.start("value"), conclusion.start("value") + len(value)))
     return findings
@@ -1635,7 +1675,7 @@ _MEASURE = re.compile(r"(?i)^\d+(?:[.,]\d+)?(?:mm|cm|km|mg|kg|lbs?|oz|ml|cl|dl|k
 def _shape(value: str, previous: str) -> str | None:
     if not credential_shaped(value, previous=previous) or _VERSION.match(value) or _DECIMAL.match(value):
         return None
-    if _MEDIA_DATA.match(value):
+    if (media := _MEDIA_DATA.match(value)) and _inlined_media(value[media.end():]):
         return None  # "data:image/png;base64,iVBOR…": a picture or a sound inlined, not a secret
     if _MEASURE.match(value):
         return None
@@ -1712,19 +1752,28 @@ def _near(words: list, sentence: list[int], count: int, end_count: int, *, reach
     return near
 
 
-def _sentences(words: list, text: str) -> list[int]:
-    """The sentence (or the clause, after a word of rule or example) each word belongs to. A
-    blank line ends one too: a commit's message below its header, a log's next entry."""
-    ids, current, last_end = [], 0, 0
-    for raw, word, at in words:
-        start = at - raw.find(word) if word else at
-        if word.lower() in _HYPOTHETICAL or _BLANK_LINE.search(text, last_end, start):
+def _sentences(words: list) -> list[int]:
+    """The sentence (or the clause, after a word of rule or example) each word belongs to."""
+    ids, current = [], 0
+    for raw, word, _ in words:
+        if word.lower() in _HYPOTHETICAL:
             current += 1
-        last_end = start + len(raw)
         ids.append(current)
         # A question does not end the context: "wifi password? It's Seashell_44" answers it.
         if raw.endswith(_SENTENCE_END) and not raw.endswith("?") and not word[-1:].isdigit():
             current += 1
+    return ids
+
+
+def _paragraphs(words: list, text: str) -> list[int]:
+    """The paragraph (text between blank lines) each word belongs to."""
+    ids, current, last_end = [], 0, 0
+    for raw, word, at in words:
+        start = at - raw.find(word) if word else at
+        if _BLANK_LINE.search(text, last_end, start):
+            current += 1
+        last_end = start + len(raw)
+        ids.append(current)
     return ids
 
 
@@ -1737,7 +1786,8 @@ def _candidates(words: list, text: str) -> list[tuple[int, int, int, int, str]]:
         value = word.strip("*#")
         end_count, end = count + 1, at + len(word)
         shape = None
-        if _KEYPAD.match(word):
+        if _KEYPAD.match(word) and not (count and words[count - 1][1].lower() in _MENU) \
+                and not (word.endswith("*") and _FOOTNOTE.search(text)):
             found.append((count, count + 1, at, at + len(word), "keypad"))
             count += 1
             continue
@@ -1761,7 +1811,11 @@ def _candidates(words: list, text: str) -> list[tuple[int, int, int, int, str]]:
                     and any(is_access_word(w.rstrip(":")) for _, w, _ in words):
                 previous = ":"  # "the box by the door opens with 1947": a code, whatever year it looks like
             shape = _shape(value, previous) if len(_WRITTEN_WITHOUT_SPACES.findall(value)) < 4 else None
-            if shape is not None and previous.rstrip(":") in _HASH_WORDS and _HEX.match(value):
+            if shape is not None and _HTTP_VERSION.match(value) and (
+                    count + 1 < len(words) and re.fullmatch(r"[1-5]\d\d", words[count + 1][1])
+                    or previous.upper() in _HTTP_METHODS):
+                shape = None  # "HTTP/1.1 401 Unauthorized", "GET /x HTTP/2": a request's or a response's line
+            if shape is not None and count and _HEX.match(value) and _labels_a_digest(words[count - 1], text):
                 shape = None  # "commit 4b825dc6…", "sha256: 9f86d08…": a digest names content, it opens nothing
         if shape is not None:
             found.append((count, end_count, at + (word.find(value) if value else 0), end, shape))
@@ -1782,17 +1836,58 @@ _OPENED = frozenset("opens open opened unlocks unlock unlocked".split())
 # Chinese, Japanese and Korean letters: a run of them without spaces is a phrase or a sentence,
 # not a value (values are given in digits and Latin letters between them).
 _WRITTEN_WITHOUT_SPACES = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-_UNSPACED_VALUE = re.compile(r"\s*(?:[:：=]|是|为|為|は|が|를|을|는|은|이|가|:)?\s*(?:は|:)?\s*[A-Za-z0-9]")
-_KEYPAD = re.compile(r"^(?=(?:\D*\d){3,8}\D*$)\d+(?:[#*]\d+)*[#*]$|^\d(?:[#*]\d{1,2}){2,}$")
+# After such a word, its particle, copula or verb ("は", "是", "改成了", "设为", "、", "：「"), then
+# the value in digits and Latin letters; digits before a counter count ("8文字", "6位", "4桁").
+_UNSPACED_VALUE = re.compile(r"[^\sA-Za-z0-9。．！？!?\n]{0,6}?\s*(?P<value>[A-Za-z0-9][A-Za-z0-9_!@#$%^&*+=.\-]*)")
+_COUNTER = re.compile(r"(?:文字|字符|字|桁|位|个|個|개|자리|자|ケタ|けた|つ|年|月|日|時|时|分|秒|円|元|块|号|號|回|次|人|件|歳|岁|"
+                      r"번|년|월|일|시|원|명|회)")
+
+
+def _unspaced_value(text: str, name_end: int) -> int | None:
+    """Where the value after a word of a script written without spaces ends ("我的密码是abc12345",
+    "パスワードは「sakura2024」です"), or None: "密码必须至少8位", "パスワードはLastPassに保存済み"
+    give none."""
+    read = _UNSPACED_VALUE.match(text, name_end)
+    if read is None:
+        return None
+    value = read["value"].rstrip(".-")
+    if _COUNTER.match(text, read.start("value") + len(value)) or _PASSWORD_MANAGER.match(value) \
+            or not credential_shaped(value, previous=":") or _shape(value, ":") is None and not value.isdigit():
+        return None
+    return read.start("value") + len(value)
+_HTTP_VERSION = re.compile(r"(?i)^https?/[123](?:\.[01])?$")
+_HTTP_METHODS = frozenset("GET POST PUT PATCH DELETE HEAD OPTIONS".split())
+
+
+def _labels_a_digest(label: tuple, text: str) -> bool:
+    """Whether a word labels the hex after it as a digest: a log's "commit 4b825dc…" at the start
+    of its line, or "sha256: …" (not "(don't put it in any commit) 4f9a1c…", "the digest a94a…")."""
+    raw, word, at = label
+    lowered = raw.lower()
+    if lowered.rstrip(":=") not in _HASH_WORDS or lowered.rstrip(":=") != word.lower():
+        return False
+    return lowered.endswith((":", "=")) or not text[text.rfind("\n", 0, at) + 1:at].strip()
+
+
+_KEYPAD = re.compile(r"^(?=(?:\D*\d){3,8}\D*$)\d+(?:#\d+)*[#*]$|^\d(?:#\d{1,2}){2,}#?$")
+_FOOTNOTE = re.compile(r"\(\*|\*[^\W\d]")  # "1450* per month (*utilities not included)"
+_MENU = frozenset("press dial call ring top text sms".split())  # "press 101# for maintenance", "dial *123#"
 # What a keypad's code opens, in the common languages (a word: "phone" is no part of "headphones").
 _KEYPAD_LOCK = re.compile(r"(?i)\b(?:door|doors|gate|gates|garage|safe|lock|locks|padlock|locker|keypad|alarm|"
-                          r"intercom|buzzer|entrance|lobby|building|porte|portail|puerta|portón|porta|portão|"
+                          r"intercom|buzzer|porte|portail|puerta|portón|porta|portão|"
                           r"cancello|tür|tor|kapı\w*|drzwi|brama|deur|poort)\b|도어|현관|ドア|オートロック|门|門|"
                           r"باب|דלת|שער")
 _HASH_WORDS = frozenset("commit sha sha1 sha-1 sha256 sha-256 sha512 md5 hash checksum digest revision rev etag".split())
 _HEX = re.compile(r"^[0-9a-f]{7,128}$")
 _BARE_NETWORK = re.compile(r"(?i)^wi-?fi$")
 _BARE_KEY = frozenset("key keys clé cle clave chave schlüssel schlussel chiave sleutel klucz".split())
+# A database's, a sort's or a model's key, a song's or a map's, names a row or a thing.
+_NOT_A_SECRET_KEY = frozenset("primary foreign sort model composite unique partition row cache lookup map music "
+                              "answer product item part index hash dictionary".split())
+# What a code printed in groups unlocks or redeems, said in its message: a gift card's, a router's,
+# a licence's; "item code K9P2-L4M7-Q8R3", "session code D2S1-AI42-ML07" name things.
+_REDEEMED = re.compile(r"(?i)\b(?:gift|redeem\w*|redemption|voucher\s+card|wi-?fi|router|licen[cs]e|activat\w*|"
+                       r"recovery|backup|unlock\w*|serial\s+key|product\s+key)\b")
 _JOINS_A_NETWORK = frozenset("on onto to off from into with".split())
 
 
@@ -1802,7 +1897,11 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
     if not candidates:
         return []  # most messages hold no value at all: no context to read
     starts = [at for _, _, at in words]
-    sentence = _sentences(words, text)
+    sentence = _sentences(words)
+    # A blank line starts a new paragraph: a credential's word below one does not reach back to a
+    # value above it (a commit's message under its header); a value below one may still take the
+    # word above it ("Gate code (new one)\n\n2580").
+    paragraph = _paragraphs(words, text) if "\n" in text else None
     # Which words are credential words (by kind), access cues, or asks to keep something.
     named: dict[int, str] = {}
     # "back on the wifi", "connect it to the wifi": a network something joins, and what comes
@@ -1836,7 +1935,7 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
     names_a_name = {i for i, (_, word, _) in enumerate(words) if word.lower() in _NAME_WORDS}
     findings = []
     references = [m.span() for m in _REFERENCE_IN_TEXT.finditer(text)] if _MAY_REFER.search(text) else []
-    keyed_into = any(shape == "keypad" for *_, shape in candidates) and _KEYPAD_LOCK.search(text) is not None
+    redeemed = any(shape == "random" for *_, shape in candidates) and _REDEEMED.search(text) is not None
     for count, end_count, start, end, shape in candidates:
         token = text[start:end]
         setting = _SETTING.match(token)
@@ -1849,18 +1948,24 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
                      reach=_SENTENCE_REACH if shape in ("strong", "strong_symbol", "random", "random_mixed")
                      else _CONTEXT_REACH)
         # ("get the printer HL-L2350DW back on the wifi": a device before the network's name)
-        kinds = {named[i] for i in near if i in named and not (i in network and i > count)}
+        kinds = {named[i] for i in near if i in named and not (i in network and i > count)
+                 and not (paragraph is not None and paragraph[i] > paragraph[count])}
         # A bare "code" takes digits ("the discount code SUMMER20"), a bare "pass" anything but
         # digits ("bus pass 4471").
         # (and a bare "code" a key printed in groups: "the gift card code is X7KQ-M3PT-9VRW-22LN")
-        kinds -= {"pass"} if shape == "digits" else set() if shape == "random" and "-" in token else {"code"}
-        if shape in ("random", "random_mixed") and count and words[count - 1][1].lower() in _BARE_KEY:
+        kinds -= {"pass"} if shape == "digits" else set() if shape == "random" and "-" in token and redeemed \
+            else {"code"}
+        if shape in ("random", "random_mixed") and count and words[count - 1][1].lower() in _BARE_KEY \
+                and not (count > 1 and words[count - 2][1].lower() in _NOT_A_SECRET_KEY):
             kinds.add("api_key")  # "network Pinecone_24, key 7QH2-K9WX-4RTM": a random value named a key
         if shape not in ("random", "random_mixed"):
             kinds.discard("private_key")  # a key's size or name ("2048 bits", "id_rsa"), not the key
         score = SHAPE_SCORE[shape]
         score += CONTEXT_SCORE["credential_word"] if kinds else 0
-        score += CONTEXT_SCORE["access"] if access.intersection(near) or shape == "keypad" and keyed_into else 0
+        # (digits keyed with # or *: a door, a gate or a lock named near them)
+        keyed = shape == "keypad" and any(_KEYPAD_LOCK.search(words[i][1]) and not (
+            i + 1 < len(words) and words[i + 1][1].lower() in NOT_ACCESS_AFTER) for i in near)
+        score += CONTEXT_SCORE["access"] if access.intersection(near) or keyed else 0
         score += CONTEXT_SCORE["keep"] if shape in ("random", "strong") and keep.intersection(near) else 0
         score += CONTEXT_SCORE["identity"] if shape != "digits" and identity.intersection(near) else 0
         if shape == "strong_symbol" and accounts.intersection(near):
@@ -1891,6 +1996,20 @@ _KEY_MATERIAL_LENGTH = 40
 # A data URL of a picture, a sound, a film or a font: its base64 is the file's bytes.
 _MEDIA_DATA = re.compile(r"(?i)data:(?:image|audio|video|font)/[\w.+-]+;base64,")
 _MEDIA_DATA_BEFORE = re.compile(_MEDIA_DATA.pattern + "$")
+# How the files begin: PNG, GIF, JPEG, WebP / WAV / AVI (RIFF), BMP, MP3, Ogg, MP4 / HEIC / AVIF,
+# WebM, FLAC, ICO, WOFF. (An SVG is text, and a "picture" of base64 text is no picture.)
+_MEDIA_MAGIC = (b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"RIFF", b"BM", b"ID3", b"\xff\xfb", b"OggS", b"\x1aE\xdf\xa3",
+                b"fLaC", b"\x00\x00\x01\x00", b"wOF")
+
+
+def _inlined_media(encoded: str) -> bool:
+    """Whether base64 `encoded` begins as a picture's, a sound's or a film's file does."""
+    head = encoded[:24]
+    try:
+        decoded = base64.b64decode(head + "=" * (-len(head) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return decoded.startswith(_MEDIA_MAGIC) or decoded[4:8] == b"ftyp"
 _KEY_MATERIAL_ENTROPY = 4.5
 
 
@@ -1934,7 +2053,7 @@ def _hidden(text: str, inner) -> list[Finding]:
 def _bare_key_material(text: str, inner) -> list[Finding]:
     findings = []
     for match in _BASE64_RUN.finditer(text):
-        if _MEDIA_DATA_BEFORE.search(text, max(0, match.start() - 80), match.start()):
+        if _MEDIA_DATA_BEFORE.search(text, max(0, match.start() - 80), match.start()) and _inlined_media(match.group()):
             continue  # a picture's or a sound's bytes, inlined
         run = match.group().rstrip("=")
         decoded = _decoded(match.group())
@@ -2080,6 +2199,8 @@ def _confirms_a_booking(text: str, kind: str, start: int, end: int) -> bool:
 # A word quoted as a setting's value: `error="invalid_token"`, `"grant_type": "refresh_token"`.
 _OPENS_A_QUOTED_VALUE = re.compile(r"[=:][ \t]*([\"'])[\w.-]*$")
 _NAMES_NEXT = re.compile(r"[ \t]*[:=]")
+_A_STATE = frozenset("invalid expired missing bad wrong revoked unknown refresh bearer reset required mismatch denied "
+                     "error insufficient unsupported malformed".split())
 
 
 def _a_quoted_value(text: str, start: int, end: int) -> bool:
@@ -2089,7 +2210,10 @@ def _a_quoted_value(text: str, start: int, end: int) -> bool:
     if not closing or closing not in "\"'":
         return False
     opened = _OPENS_A_QUOTED_VALUE.search(text, max(0, start - 60), start)
-    return opened is not None and opened.group(1) == closing and not _NAMES_NEXT.match(text, end + 1)
+    if opened is None or opened.group(1) != closing or _NAMES_NEXT.match(text, end + 1):
+        return False
+    # (a state or a grant, not a field's label: `{"type": "password", "value": …}` labels one)
+    return any(part in _A_STATE for part in re.split(r"[_.-]", text[opened.end(1):end].lower()))
 
 
 def _inside_compound(text: str, start: int, end: int) -> bool:
@@ -2125,7 +2249,7 @@ def described_credentials(text: str, inner, *, carried: bool = False) -> list[Fi
     findings = [*_worded(text, names), *_value_first(text, names), *_scored(text, names, carried=carried),
                 *_given_to_a_program(text), *_hidden(text, inner), *_fallbacks(text), *_answers_by_topic(text),
                 *_described_by_use(text), *_dial_combination(text), *_protected_with(text), *_tried_on(text),
-                *_concluded(text, names), *_answers_after_a_question_name(text), *_tabled(text),
+                *_concluded(text, names), *_answers_after_a_question_name(text), *_tabled(text), *_key_drawn(text),
                 *filter(None, [cut_short(text)])]
     return findings + _corrected(text, findings) if findings else findings
 
@@ -2211,6 +2335,9 @@ _CORRECTION = re.compile(
     r"(?:[\s,.;:!?…—–-]+(?:no|sorry|wait|i\s+mean|actually))*[\s,.;:!?…—–-]+(?:(?:it['’]?s|it\s+is|is|c['’]est)\s+)?")
 
 
+_CORRECTION_ENDS = re.compile(r"(?i)[.,;:!?)#*]|\s*$|\s*\n|\s+(?:hash|pound|star|then|and|not|sorry|lol|haha)\b|\s+\(")
+
+
 def _corrected(text: str, findings: list[Finding]) -> list[Finding]:
     """After a credential's value, a correction and the value as it really is: the same kind."""
     corrected = []
@@ -2219,9 +2346,14 @@ def _corrected(text: str, findings: list[Finding]) -> list[Finding]:
         if cue is None or cue.end() - finding.end > 60:
             continue
         kind = finding.kind
+        first = _WORD.match(text, cue.end())
+        if first is None or not (first[0][:1].isdigit() or _number_word(first[0].lower(), spoken=True)
+                                 or credential_shaped(first[0].rstrip(_EDGE_PUNCTUATION), previous=":")):
+            continue  # "Seashell_44 wait, the guest network is …": what follows is not the value
         end = value_end(text, cue.end() - 1 if text[cue.end() - 1:cue.end()].isspace() else cue.end(),
                         wordy=False, digits_only=kind in DIGIT_KINDS | {"access_code", "pin"})
-        if end is not None and end - cue.end() <= 80:
+        # ... and it ends its clause ("2580 oops, 1530 is when the party starts" corrects nothing)
+        if end is not None and end - cue.end() <= 80 and _CORRECTION_ENDS.match(text, end):
             corrected.append(Finding(kind, cue.end(), end))
     return corrected
 

@@ -157,18 +157,27 @@ def _names_a_parcel_or_order(text: str, start: int, end: int) -> bool:
 
 
 # A card named in the common languages, in the message around a number grouped as cards print it.
-_A_CARD = re.compile(r"(?i)\b(?:(?:credit|debit|bank|replacement|new)\s+card|card\s+(?:number|no)|carte|carta|tarjeta|"
-                     r"cart[ãa]o|karte|kreditkarte\w*|kartennummer|bankkarte|kaart|karta|kort|kart[ıi]|visa|"
+# A payment card named in the common languages ("kort", "carta", "karta" and "visa" alone are as
+# often "short", paper, a map or a memory card, and a passport's visa).
+_A_CARD = re.compile(r"(?i)\b(?:(?:credit|debit|bank|replacement|new|payment)\s+card|card(?:['’]s)?\s+(?:number|no\b|is|:)|"
+                     r"carte\s+(?:bancaire|de\s+cr[ée]dit|bleue)|num[ée]ro\s+de\s+(?:la\s+)?carte|tarjeta|"
+                     r"cart[ãa]o|(?:kredit|bank|ec-)karte|kartennummer|numero\s+della\s+carta|carta\s+di\s+credito|"
                      r"mastercard|amex|maestro)\b")
+# ... and the number's own label, when it names something else: "transaction ID 5123 …", "die
+# Kundennummer lautet …", "numer seryjny …".
+_ANOTHER_NUMBER = re.compile(r"(?i)\b(?:id|ref\w*|serial|seri\w*|seryjny|kunden\w*|saks\w*|protocollo|afiliaci\w*|"
+                             r"transaction|slot|event|dossier\w*|order|invoice|account|iban|tracking|policy|member\w*|"
+                             r"customer|case|ticket|contract|nummer|lautet)\b")
 
 
 def _printed_as_a_card(text: str, match: re.Match) -> bool:
-    """A number grouped 4-4-4-4 (or Amex's 4-6-5) with a card's first digit, where the message
-    names a card: a card's number, even one mistyped (the Luhn check fails on a wrong digit)."""
+    """A number grouped 4-4-4-4 (or Amex's 4-6-5) with a card's first digit, a card named just
+    before it: a card's number, even one mistyped (the Luhn check fails on a wrong digit)."""
     if not (match.group(1) or match.group(2)) or match.group()[0] not in "23456":
         return False
     start, end = match.span()
-    return _A_CARD.search(text, max(0, start - 150), min(len(text), end + 60)) is not None \
+    return _A_CARD.search(text, max(0, start - 60), start) is not None \
+        and not _ANOTHER_NUMBER.search(text, max(0, start - 30), start) \
         and not _names_a_parcel_or_order(text, start, end)
 
 

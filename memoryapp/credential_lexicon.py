@@ -146,13 +146,20 @@ ACCESS_PHRASES = re.compile(
     r"(?:to|can)\s+(?:access|enter|open|unlock)|access(?:es|ed)?\s+(?:my|the|our|your)|"
     r"(?:punch|key|tap|type)\s+in|ouvre|ouvrir|abre|abrir|apre|aprire|[oö]ffnen|openen|opent|otwiera|"
     r"se\s+connecter|iniciar\s+sesi[oó]n|acceder|accedere|entrar|acessar|"
-    # opens with (a number), in more languages: Scandinavian, Turkish ("7702 ile açılıyor"),
-    # Korean ("1357* 누르면 열려": press it and it opens), Arabic, Hebrew; not opening hours
-    # ("butiken öppnar 0900", "mağaza 0900'da açılıyor", "المتجر يفتح الساعة 0900")
-    r"[åa]pne[rs]?\s+(?:\w+\s+)?med(?=\s+\d)|l[åa]ser\s+(?:\w+\s+){0,2}op{1,2}\s+med(?=\s+\d)|"
-    r"öppnas\s+med(?=\s+\d)|ile\s+açıl\w*|누르면\s+열(?:려|어|립니다)|(?:يفتح|تفتح)\s+(?:بالرقم|بالكود|بالرمز|بكود|برقم)|(?:נפתח|נפתחת|פותח|פותחים)\s+עם|"
-    # a one-time code as its message says it ("the 6 digits we sent", "the bank texted 604 218")
-    r"(?:digits|code|number)\s+(?:we|they)\s+(?:just\s+)?(?:sent|texted)|texted(?:\s+me)?(?=\s+\d))\b|"
+    # opens with (a number), in more languages, after the door, gate, lock or shed it opens:
+    # Scandinavian ("Garasjeporten åpnes med 2468", "Cykelskuret låser du op med 0407"), Turkish
+    # ("Bahçe kapısı 7702 ile açılıyor"), Korean ("현관 도어락은 1357* 누르면 열려"), Arabic, Hebrew;
+    # not a shop's or a season's opening ("butikken åpner med salg", "הקניון נפתח עם 1500 מקומות")
+    r"(?:\w*(?:port|dør|dor|dörr|lås|las|skur|boks|grind|låda|kapı|kapi|kilit)\w*)\s+(?:[\w]+\s+){0,4}?"
+    r"(?:[åa]pne[rs]?\s+(?:\w+\s+)?med(?=\s+\d)|l[åa]ser\s+(?:\w+\s+){0,2}op{1,2}\s+med(?=\s+\d)|"
+    r"öppnas\s+med(?=\s+\d)|(?:\d+\S*\s+)?ile\s+açıl\w*)|누르면\s+열(?:려|어|립니다)|"
+    r"(?:[åa]pne[rs]?|öppnar)\s+\w*(?:port|dør|dörr|grind|lås)\w*\s+med(?=\s+\d)|"
+    r"(?:باب|الباب|البوابة|بوابة)\s+(?:\w+\s+){0,3}?(?:يفتح|تفتح)\s+(?:بالرقم|بالكود|بالرمز|بكود)|"
+    r"(?:דלת|הדלת|שער|השער|הלוקר|המנעול)\s+(?:\w+\s+){0,3}?(?:נפתח|נפתחת|פותח|פותחים)\s+(?:עם|בקוד)|"
+    # a one-time code as its message says it ("the 6 digits we sent", "the bank texted 604 218",
+    # not "he texted me 0800 as the meet time")
+    r"(?:digits|code)\s+(?:we|they)\s+(?:just\s+)?(?:sent|texted)|"
+    r"texted(?:\s+me)?(?=\s+\d[\d \-]{2,20}?\d(?:[,.;:!?]|\s+(?:and|but|please|pls)\b|\s*$)))\b|"
     r"で開[くけき]"  # (Japanese runs on without a space: "0623 で開くよ")
 )
 

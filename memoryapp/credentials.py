@@ -30,6 +30,7 @@ numbers written blind to it (dev split to tune, held-out split to report).
 import base64
 import binascii
 import bisect
+import collections
 import functools
 import itertools
 import math
@@ -186,7 +187,8 @@ CREDENTIAL_WORDS: list[tuple[str, re.Pattern]] = [
         # ... or described by where it is printed: "the little number on the back of my visa"
         r"(?:numbers?|digits?|code)\s+on\s+the\s+back\s+of\s+(?:the|my|our|your|his|her|their)\s+"
         r"(?:[\w-]+\s+){0,2}(?:card|visa|mastercard|amex|maestro)|"
-        # ... or by how many they are: "the 3 numbers on the back", "three little digits on the back"
+        # ... or by how many they are, where a payment is made: "checkout needs the 3 numbers on
+        # the back" (not a hoodie's "four numbers on the back")
         r"(?:three|four|3|4)\s+(?:little\s+|small\s+|tiny\s+)?(?:numbers|digits)\s+on\s+the\s+back(?!\s+of\b))\b")),
     # A card's number in part ("card is 4111 1111"): digits only, at least CARD_DIGITS of them, so
     # "the card ending in 4242" stays a fact.
@@ -421,6 +423,17 @@ def credential_shaped(token: str, *, previous: str = "") -> bool:
     return found
 
 
+def _host_list(token: str) -> bool:
+    """Whether `token` lists hosts ("localhost,127.0.0.1", "NO_PROXY=.svc,10.0.0.1"), one for
+    certain among them, under no credential's name. (Each host is matched on its own: one
+    pattern for the list backtracked exponentially on a long list that failed at its end.)"""
+    name, _, hosts = token.rpartition("=")
+    if name and (not _SETTING_NAME.fullmatch(name) or _NAMES_A_CREDENTIAL.search(name)):
+        return False
+    items = [item.lstrip(".*") for item in hosts.strip(",").split(",")]
+    return len(items) >= 2 and all(_HOST_NAME.fullmatch(item) for item in items) and _A_HOST.search(hosts) is not None
+
+
 def _credential_shaped(token: str, previous: str) -> bool:
     """A value that looks like a credential rather than a word of the sentence: enough digits,
     letters mixed with digits, or symbols mixed in. Times, dates and amounts are words of the
@@ -432,8 +445,7 @@ def _credential_shaped(token: str, previous: str) -> bool:
         return False  # "${DB_PASSWORD}", "$API_TOKEN": where the value comes from, not the value
     if _ZONE_OFFSET.match(token) and (_YEAR.match(previous) or _CLOCK.match(previous) or _TIME.match(previous)):
         return False  # a log's "16:02:11 2024 +0200": the time zone
-    if "," in token and (hosts := _HOST_LIST.match(token)) and _A_HOST.search(token) \
-            and not (hosts["name"] and _NAMES_A_CREDENTIAL.search(hosts["name"])):
+    if "," in token and _host_list(token):
         return False  # "ALLOWED_HOSTS=localhost,127.0.0.1": where a service listens, not a secret
     if _PUBLIC_NAME.match(token):
         return False  # "the wifi uses WPA3", "encrypted with AES-256": a standard's name
@@ -479,7 +491,8 @@ _PASSWORD_MANAGER = re.compile(r"(?i)^(?:1password|keepass(?:xc|x|2)?|lastpass|n
 _VARIABLE = re.compile(r"^\$(?:\{[A-Za-z_]\w*\}?|[A-Z_][A-Z0-9_]*)$")
 _ZONE_OFFSET = re.compile(r"^[+-](?:0\d|1[0-4]):?[0-5]\d$")
 _HOST = r"(?:localhost|\d{1,3}(?:\.\d{1,3}){3}|[a-z0-9-]+(?:\.[a-z0-9-]+)+)(?::\d{1,5})?(?:/\d{1,3})?"
-_HOST_LIST = re.compile(r"^(?:(?P<name>[A-Za-z_][\w.-]*)=)?" + _HOST + r"(?:," + _HOST + r")+,?$")
+_HOST_NAME = re.compile(_HOST)
+_SETTING_NAME = re.compile(r"[A-Za-z_][\w.-]*")
 # ... one of them a host for certain: an address, localhost, a common domain's ending.
 _A_HOST = re.compile(r"localhost|\d{1,3}(?:\.\d{1,3}){3}|\.(?:com|org|net|io|dev|local|internal|lan|app|cloud|svc|"
                      r"co\.uk|de|fr|example)\b")
@@ -722,14 +735,20 @@ _WHICH_ONE = frozenset("same one ones usual default old new first last second st
                        "problem issue reason worst best longest hardest easiest usual current pain nightmare mess "
                        "feature requirement sentence sequence layer set annoyance point idea key part rest".split())
 # A description, not a passphrase: "the passphrase is the thing you type to unlock it".
-_DESCRIBES = frozenset("to of for i every from instead you your which that used is are was were".split())
+_DESCRIBES = frozenset("to of for i every from instead you your which that used is are was were between if than "
+                       "our this these link spot option piece difference choice".split())
+_EVALUATES = re.compile(r"(?i)^(?:\w+est|\w+er|only|main|critical|real|optional|key|important|same|whole|entire|"
+                        r"biggest|primary|extra|single|last|first)$")
 
 
 def _sentence_phrase_end(words: list, count: int, limit: int) -> int | None:
     """Where a passphrase that is a sentence ends ("the goat ate seven blue umbrellas"): plain
     words after the article, to the clause's end; None unless at least two follow it."""
     end, taken = None, 0
-    for raw, word, at in words[count + 1:count + 2 + limit]:
+    following = words[count + 1:count + 2 + limit]
+    if following and _EVALUATES.match(following[0][1]):
+        return None  # "the weakest link", "the only thing", "the optional extra word"
+    for raw, word, at in following:
         if word.lower() in _DESCRIBES:
             return None
         if not word.isalpha() or word.lower() in _BREAK or not taken and word.lower() in _WHICH_ONE | _STOP:
@@ -1111,6 +1130,10 @@ _NAMES_THE_NETWORK = re.compile(r"(?i)\s*(?:is|was|'s)?\s*(?:called|named)\b")
 def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
     findings = []
     for kind, start, name_end in names:
+        if _WRITTEN_WITHOUT_SPACES.search(text, start, name_end):  # a word of a script without spaces
+            if (value := _unspaced_value(text, name_end, wordy=kind in WORDY_KINDS)) is not None:
+                findings.append(Finding(kind if kind != "code" else "access_code", start, value))
+            continue
         end = value_end(text, name_end, wordy=kind in WORDY_KINDS, digits_only=kind in DIGIT_KINDS,
                         sentence=kind == "password" and "phrase" in text[start:name_end].lower(),
                         phrase_words=_MAX_RECOVERY_WORDS if kind == "recovery_code" else _MAX_PASSPHRASE_WORDS,
@@ -1122,10 +1145,6 @@ def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
             continue
         value = text[name_end:end]
         last_word = value.split()[-1] if value.split() else ""
-        if _WRITTEN_WITHOUT_SPACES.search(text, start, name_end):
-            if (value := _unspaced_value(text, name_end)) is not None:
-                findings.append(Finding(kind if kind != "code" else "access_code", start, value))
-            continue
         if refers_elsewhere(text[name_end:name_end + 200]) or refers_elsewhere(last_word):
             continue  # "DB_PASSWORD=${DB_PASSWORD}", "password: null", "pass it with TF_VAR_DB_PASSWORD"
         if _names_a_setting(text, name_end, end):
@@ -1324,6 +1343,13 @@ def _answers_by_topic(text: str) -> list[Finding]:
         if cue is None or _RELATIVE.search(cue[0]):
             continue  # ("… 'name of your first school', which is silly" says what it is like)
         start = end = (put.end() if (put := _PUT.match(text, cue.end())) else cue.end())
+        if put is None and cue[0].rstrip()[-1:] in "—–":
+            # after a dash, a short answer ends the sentence ("— Alderney Road."), or it is a
+            # remark ("— Vanguard asked it again", "— I'll set it up tonight")
+            broken = _SENTENCE_BREAK.search(text, start, start + 200)
+            if _A_CONTRACTION.match(text, start) or not _a_short_answer(
+                    text, start, broken.start() if broken else min(len(text), start + 200)):
+                continue
         for count in range(_ANSWER_WORDS):
             word = _ANSWER_WORD.match(text, end if not count else end + 1)
             if word is None or word[0].lower() in _ANSWER_ENDS or (count and text[end] != " "):
@@ -1354,7 +1380,10 @@ _ASKS_OR_TELLS = re.compile(
     r"dónde|donde|quale|come|dove|qual|como|onde|le|la|les|un|une|der|die|das|ein|eine|el|los|las|il|lo|gli|"
     r"o|os|as|um|uma)(?!\w)")
 _SEPARATED_ANSWER_WORDS = 4
-# What every name of _QUESTION_NAME written in ASCII holds.
+_A_CONTRACTION = re.compile(r"(?i)\w+['’](?:ll|re|ve|d|m)\b")
+# "… — Nermin Hoca yazdım", "… — Барон, я написал": who wrote it down, after the answer.
+_WROTE = re.compile(r"(?i)\b(?:yazdım|yazdim|написал[аи]?|eingetragen|geschrieben|ingevuld|opgeschreven|skrev|"
+                    r"wrote|typed|put)\b")# What every name of _QUESTION_NAME written in ASCII holds.
 _QUESTION_HINTS = ("security", "secret", "question", "pregunta", "domand", "pergunta", "pytani", "frage", "vraag",
                    "sikkerh", "turvakysymy", "guvenlik", "pertanyaan")
 # What a note on a security question says of it rather than answering it.
@@ -1362,6 +1391,16 @@ _A_STATUS = re.compile(r"(?i)(?:skipped|skip|done|updated|update|fixed|set|chang
                        r"forgot|forgotten|remind|reminder|pending|optional|none|unknown|todo|tbd|edit|later|"
                        r"see|mentioned|contains|overrated|deprecated|honestly|thanks|thank)(?!\w)")
 _AN_OPINION = re.compile(r"(?i)\s+(?:are|were|is|was|seem|seems|sound|sounds|look|looks|suck|sucks|feel|feels)\b")
+
+
+def _a_short_answer(text: str, start: int, end: int) -> bool:
+    """Whether what runs from `start` to the sentence's end is an answer, not a remark: two words
+    (three with "wrote" after them: "Nermin Hoca yazdım"), or six letters of a script written
+    without spaces ("招商银行说明天回电" is a sentence)."""
+    clause = text[start:end].strip(" \t.,;:!?")
+    if _WRITTEN_WITHOUT_SPACES.search(clause) and " " not in clause:
+        return len(clause) <= 6
+    return len(clause.split()) <= 2 + bool(_WROTE.search(clause))
 
 
 def _answers_after_a_question_name(text: str) -> list[Finding]:
@@ -1385,8 +1424,11 @@ def _answers_after_a_question_name(text: str) -> list[Finding]:
             continue  # no topic between the name and the answer, and nobody says they put it
         if put is not None:
             start = put.end()
-        if _QUESTION_TOPIC.match(text, start) or _ASKS_OR_TELLS.match(text, start) or _A_STATUS.match(text, start):
+        if _QUESTION_TOPIC.match(text, start) or _ASKS_OR_TELLS.match(text, start) or _A_STATUS.match(text, start) \
+                or _A_CONTRACTION.match(text, start):
             continue
+        if put is None and not _a_short_answer(text, start, end):
+            continue  # "(first pet) — Barclays wants both", "…: Mads fra support ringer i morgen": a remark
         answer_end = start
         for count, word in enumerate(_ANSWER_WORD.finditer(text, start, end)):
             if count >= _SEPARATED_ANSWER_WORDS or count and (word[0].lower() in _ANSWER_ENDS
@@ -1537,8 +1579,11 @@ def _tried_on(text: str) -> list[Finding]:
 # --- a key drawn for the word: "🔑 amazon: RedKayak#77", "wifi 🔐 Seashell_44" -----------------
 # The value right after the key (or after one label and a colon), shaped like a password: a key
 # also heads notes and lists ("🔑 takeaways from today: …", "🔑 Locksmith: Tuesday 0930").
-_KEY_DRAWN = re.compile(r"[\U0001F511\U0001F510\U0001F5DD]\ufe0f?[ \t]*(?:[\w.-]{1,30}[ \t]*[:=→>-]+[ \t]*)?"
+_KEY_DRAWN = re.compile(r"[\U0001F511\U0001F510\U0001F5DD]\ufe0f?[ \t]*(?:(?P<label>[\w.-]{1,30})[ \t]*[:=→>-]+[ \t]*)?"
                         r"(?P<value>[^\s\U0001F511\U0001F510\U0001F5DD]+)")
+# Labels of what is looked up, not what opens: "🔑 Booking: HX7732K", "🔑 Room: 4B12".
+_LOOKED_UP = frozenset("booking order flight room ticket model sku tracking ref reference id meeting case invoice "
+                       "seat gate table part serial item".split())
 
 
 def _key_drawn(text: str) -> list[Finding]:
@@ -1547,7 +1592,9 @@ def _key_drawn(text: str) -> list[Finding]:
     findings = []
     for drawn in _KEY_DRAWN.finditer(text):
         value = drawn["value"].rstrip(_EDGE_PUNCTUATION) or drawn["value"]
-        if _shape(value, ":") not in (None, "digits"):
+        if (drawn["label"] or "").lower() in _LOOKED_UP:
+            continue
+        if _shape(value, ":") in ("strong", "strong_symbol", "random", "random_mixed"):
             findings.append(Finding("password", drawn.start("value"), drawn.start("value") + len(value)))
     return findings
 
@@ -1569,29 +1616,50 @@ _CLAUSE_ENDS = re.compile(r"(?i)[,;()\"“”]|\s*$|\s*\n|\s+\(|\s+[—–-]\s|\
 _CONCLUSION_KINDS = frozenset({"password", "pin", "access_code", "code", "one_time_code", "pass"})
 _CONCLUSION_REACH = 240
 _LOGIN_NOUN = re.compile(r"(?i)\blog-?(?:in|on)\s+(?:is|was|=)")
+# How a value is built: from names, dates and numbers, in order, with something added.
+_RECIPE = re.compile(r"(?i)\b(?:plus|backwards?|reversed|twice|doubled|followed\s+by|then|name|year|birthday|birth|"
+                     r"born|initials?|letters?|digits|numbers?|stuck\s+together|together|joined|dates?|days?|"
+                     r"anniversary|capital|and\s+the|with\s+(?:a|an|the))\b|[+&]")
+_OTHER_ABOUT = frozenset("expires expired expiry policy policies seats seat changed change rules rule "
+                         "length".split())
 
 
 def _concluded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
-    findings = []
     # ("the laptop login is the cat's name plus …": a login named as what one types)
-    logins = [("password", m.start(), m.end()) for m in _LOGIN_NOUN.finditer(text)] if "log" in text.lower() else []
-    for kind, name_start, name_end in names + logins:
+    logins = {("password", m.start(), m.end()) for m in _LOGIN_NOUN.finditer(text)} if "log" in text.lower() else set()
+    named = []
+    for kind, name_start, name_end in sorted([*names, *logins], key=lambda name: name[2]):
         if kind not in _CONCLUSION_KINDS:
             continue
-        login = (kind, name_start, name_end) in logins
-        for conclusion in _CONCLUSION.finditer(text, name_end, min(len(text), name_end + _CONCLUSION_REACH)):
-            token = conclusion["value"]
-            value = token.rstrip(".?:") or token
-            if not (token[-1] in ".?:" or _CLAUSE_ENDS.match(text, conclusion.end("value"))
-                    or token[-1] == "!" and _NEXT_SENTENCE.match(text, conclusion.end("value"))):
-                continue
-            digits_only = value.isdigit()
-            if kind in ("code", "access_code", "pin") and not digits_only or login and digits_only:
-                continue  # a code's value is digits; a login's a password ("login is at 9 so 0900 sharp")
-            bare = value.rstrip("!") or value  # ("that's so stunning!" is a word and an exclamation)
-            if credential_shaped(bare, previous=":") and (digits_only or _shape(bare, ":") is not None):
-                findings.append(Finding("access_code" if kind == "code" else "password" if kind == "pass" else kind,
-                                        conclusion.start("value"), conclusion.start("value") + len(value)))
+        following = _WORD.match(text, name_end + 1) if text[name_end:name_end + 1] == " " else None
+        if following is not None and following[0].lower() in _DESCRIBED | _PROCESS | _PROCESS_OF | _OTHER_ABOUT:
+            continue  # "password manager", "code policy", "password expires": no value to work out
+        named.append((name_end, kind, (kind, name_start, name_end) in logins))
+    if not named:
+        return []
+    ends = [name_end for name_end, _, _ in named]
+    findings = []
+    # Each conclusion is the nearest name's before it (one pass: a text dense with names and
+    # conclusions read every conclusion again for every name near it).
+    for conclusion in _CONCLUSION.finditer(text, named[0][0]):
+        nearest = bisect.bisect_right(ends, conclusion.start()) - 1
+        if nearest < 0 or conclusion.start() - ends[nearest] > _CONCLUSION_REACH:
+            continue
+        name_end, kind, login = named[nearest]
+        if not _RECIPE.search(text, name_end, conclusion.start()):
+            continue  # how the value is built stands between its name and the result
+        token = conclusion["value"]
+        value = token.rstrip(".?:") or token
+        if not (token[-1] in ".?:" or _CLAUSE_ENDS.match(text, conclusion.end("value"))
+                or token[-1] == "!" and _NEXT_SENTENCE.match(text, conclusion.end("value"))):
+            continue
+        digits_only = value.isdigit()
+        if kind in ("code", "access_code", "pin") and not digits_only or login and digits_only:
+            continue  # a code's value is digits; a login's a password ("login is at 9 so 0900 sharp")
+        bare = value.rstrip("!") or value  # ("that's so stunning!" is a word and an exclamation)
+        if credential_shaped(bare, previous=":") and (digits_only or _shape(bare, ":") is not None):
+            findings.append(Finding("access_code" if kind == "code" else "password" if kind == "pass" else kind,
+                                    conclusion.start("value"), conclusion.start("value") + len(value)))
     return findings
 
 
@@ -1765,6 +1833,9 @@ def _sentences(words: list) -> list[int]:
     return ids
 
 
+_ALONE_IN_A_PARAGRAPH = 5  # words: "here you go:\nWolke7Blau" is a value handed over, not a header
+
+
 def _paragraphs(words: list, text: str) -> list[int]:
     """The paragraph (text between blank lines) each word belongs to."""
     ids, current, last_end = [], 0, 0
@@ -1781,13 +1852,16 @@ def _candidates(words: list, text: str) -> list[tuple[int, int, int, int, str]]:
     """Every value-shaped token or digit run: (first word, word after it, start, end, shape)."""
     found = []
     count = 0
+    footnoted = None  # (whether the text marks footnotes with "*", looked up once)
     while count < len(words):
         raw, word, at = words[count]
         value = word.strip("*#")
         end_count, end = count + 1, at + len(word)
         shape = None
         if _KEYPAD.match(word) and not (count and words[count - 1][1].lower() in _MENU) \
-                and not (word.endswith("*") and _FOOTNOTE.search(text)):
+                and not (count + 1 < len(words) and words[count + 1][1].lower() in UNITS | _GRADES) \
+                and not (word.endswith("*") and (footnoted := footnoted if footnoted is not None
+                                                 else _FOOTNOTE.search(text) is not None)):
             found.append((count, count + 1, at, at + len(word), "keypad"))
             count += 1
             continue
@@ -1840,21 +1914,37 @@ _WRITTEN_WITHOUT_SPACES = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\
 # the value in digits and Latin letters; digits before a counter count ("8文字", "6位", "4桁").
 _UNSPACED_VALUE = re.compile(r"[^\sA-Za-z0-9。．！？!?\n]{0,6}?\s*(?P<value>[A-Za-z0-9][A-Za-z0-9_!@#$%^&*+=.\-]*)")
 _COUNTER = re.compile(r"(?:文字|字符|字|桁|位|个|個|개|자리|자|ケタ|けた|つ|年|月|日|時|时|分|秒|円|元|块|号|號|回|次|人|件|歳|岁|"
-                      r"번|년|월|일|시|원|명|회)")
+                      r"台|번|년|월|일|시|원|명|회|대)")
+# A device or a system by its name and version ("iOS17", "iPad2"), and what comes after a time.
+_COPULA_ONLY = re.compile(r"\s*(?:[:：=]|是|为|為|は|が|는|은|이|가|就是|还是|改成了?|设为|換成了?|换成了?)?\s*[「『“\"']?")
+_PRODUCT = re.compile(r"(?i)^(?:ios|ipados|macos|android|windows|win|iphone|ipad|galaxy|pixel|ps|xbox|wi-?fi)\d*$")
+_AFTER_A_TIME = re.compile(r"(?:之后|以后|以前|之前|前|后|後|以降|まで|から)")
 
 
-def _unspaced_value(text: str, name_end: int) -> int | None:
+def _unspaced_value(text: str, name_end: int, *, wordy: bool = False) -> int | None:
     """Where the value after a word of a script written without spaces ends ("我的密码是abc12345",
-    "パスワードは「sakura2024」です"), or None: "密码必须至少8位", "パスワードはLastPassに保存済み"
-    give none."""
-    read = _UNSPACED_VALUE.match(text, name_end)
-    if read is None:
-        return None
-    value = read["value"].rstrip(".-")
-    if _COUNTER.match(text, read.start("value") + len(value)) or _PASSWORD_MANAGER.match(value) \
-            or not credential_shaped(value, previous=":") or _shape(value, ":") is None and not value.isdigit():
-        return None
-    return read.start("value") + len(value)
+    "パスワードは「sakura2024」です", "密码是8位数字：20190415"), or None: "密码必须至少8位",
+    "パスワードはLastPassに保存済み", "密码是iOS17之后才能改的" give none. A count before the value
+    ("8位", "4桁で") is read past."""
+    at = name_end
+    for _ in range(3):
+        read = _UNSPACED_VALUE.match(text, at)
+        if read is None:
+            return None
+        value = read["value"].rstrip(".-")
+        value_end = read.start("value") + len(value)
+        if _COUNTER.match(text, value_end):
+            at = value_end
+            continue  # a length or a count, then perhaps the value
+        if _PASSWORD_MANAGER.match(value) or _PRODUCT.match(value) or _AFTER_A_TIME.match(text, value_end):
+            return None
+        if wordy and value.isalpha() and value.islower() and len(value) >= 6 \
+                and _COPULA_ONLY.fullmatch(text, at, read.start("value")):
+            return value_end  # "wifi密码：ilovemycat", "비밀번호는 sunflower입니다": a word right after "is"
+        if not credential_shaped(value, previous=":") or _shape(value, ":") is None and not value.isdigit():
+            return None
+        return value_end
+    return None
 _HTTP_VERSION = re.compile(r"(?i)^https?/[123](?:\.[01])?$")
 _HTTP_METHODS = frozenset("GET POST PUT PATCH DELETE HEAD OPTIONS".split())
 
@@ -1871,7 +1961,8 @@ def _labels_a_digest(label: tuple, text: str) -> bool:
 
 _KEYPAD = re.compile(r"^(?=(?:\D*\d){3,8}\D*$)\d+(?:#\d+)*[#*]$|^\d(?:#\d{1,2}){2,}#?$")
 _FOOTNOTE = re.compile(r"\(\*|\*[^\W\d]")  # "1450* per month (*utilities not included)"
-_MENU = frozenset("press dial call ring top text sms".split())  # "press 101# for maintenance", "dial *123#"
+_MENU = frozenset("press dial call ring top text sms".split())
+_GRADES = frozenset("grit gauge gsm thread count lb lbs ply".split())  # "220# grit", "#" as a number's sign  # "press 101# for maintenance", "dial *123#"
 # What a keypad's code opens, in the common languages (a word: "phone" is no part of "headphones").
 _KEYPAD_LOCK = re.compile(r"(?i)\b(?:door|doors|gate|gates|garage|safe|lock|locks|padlock|locker|keypad|alarm|"
                           r"intercom|buzzer|porte|portail|puerta|portón|porta|portão|"
@@ -1899,9 +1990,12 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
     starts = [at for _, _, at in words]
     sentence = _sentences(words)
     # A blank line starts a new paragraph: a credential's word below one does not reach back to a
-    # value above it (a commit's message under its header); a value below one may still take the
-    # word above it ("Gate code (new one)\n\n2580").
-    paragraph = _paragraphs(words, text) if "\n" in text else None
+    # value in a paragraph of its own words (a commit's message under its header); a value alone
+    # above ("Kx9mPq2vL7\n\nthat's the new wifi password") and a value below one ("Gate code (new
+    # one)\n\n2580") still take it.
+    paragraph = _paragraphs(words, text) if "\n" in text and _BLANK_LINE.search(text) else None
+    if paragraph is not None:
+        sizes = collections.Counter(paragraph)
     # Which words are credential words (by kind), access cues, or asks to keep something.
     named: dict[int, str] = {}
     # "back on the wifi", "connect it to the wifi": a network something joins, and what comes
@@ -1949,12 +2043,16 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
                      else _CONTEXT_REACH)
         # ("get the printer HL-L2350DW back on the wifi": a device before the network's name)
         kinds = {named[i] for i in near if i in named and not (i in network and i > count)
-                 and not (paragraph is not None and paragraph[i] > paragraph[count])}
+                 and not (paragraph is not None and paragraph[i] > paragraph[count]
+                          and sizes[paragraph[count]] > _ALONE_IN_A_PARAGRAPH)}
         # A bare "code" takes digits ("the discount code SUMMER20"), a bare "pass" anything but
         # digits ("bus pass 4471").
         # (and a bare "code" a key printed in groups: "the gift card code is X7KQ-M3PT-9VRW-22LN")
-        kinds -= {"pass"} if shape == "digits" else set() if shape == "random" and "-" in token and redeemed \
-            else {"code"}
+        kinds -= {"pass"} if shape in ("digits", "keypad") else set() if shape == "random" and "-" in token \
+            and redeemed else {"code"}
+        if shape == "random" and token.count("-") == 2 and not (redeemed or count and (
+                words[count - 1][1].lower() in _BARE_KEY or count - 1 in named)):
+            shape = "mixed"  # ("part A1B2-C3D4-E5F6": three groups are a key only where one is redeemed or named)
         if shape in ("random", "random_mixed") and count and words[count - 1][1].lower() in _BARE_KEY \
                 and not (count > 1 and words[count - 2][1].lower() in _NOT_A_SECRET_KEY):
             kinds.add("api_key")  # "network Pinecone_24, key 7QH2-K9WX-4RTM": a random value named a key
@@ -1980,6 +2078,7 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
             score += CONTEXT_SCORE["counted"]
         if score >= THRESHOLD - 1e-9:
             kind = sorted(kinds)[0] if kinds else "access_code" if shape in ("digits", "keypad") else "token"
+            kind = "access_code" if kind == "code" else kind
             findings.append(Finding(kind, start, end))
     return findings
 
@@ -2177,6 +2276,17 @@ _COMPOUND_WORD = re.compile(r"[A-Za-z0-9]-$")
 _FOLLOWING_WORD = re.compile(r"[A-Za-z0-9]+")
 
 
+_COUNTED_ON_THE_BACK = re.compile(r"(?i)^(?:three|four|3|4)\s")
+_PAYMENT = re.compile(r"(?i)\b(?:card|checkout|payment|pay|paying|booking|site|form|order|purchase|cvv|cvc)\b")
+
+
+def _counted_on_the_back_of_nothing(text: str, kind: str, start: int, end: int) -> bool:
+    """"the 4 digits on the back will be 1987" of a hoodie: a card's code counted ("the 3
+    numbers on the back") only where the message pays for something."""
+    return kind == "card_security_code" and _COUNTED_ON_THE_BACK.match(text[start:end]) is not None \
+        and _PAYMENT.search(text, max(0, start - 250), end + 250) is None
+
+
 # What a confirmation code confirms when it is a reservation's reference, not a sign-in's code.
 _BOOKED = re.compile(r"(?i)\b(?:hotels?|flights?|bookings?|booked|reservations?|reserved|airlines?|airbnb|hostel|"
                      r"rental|car\s+hire|train|ferry|cruise|tickets?|restaurant|table|check[- ]?in|stay|"
@@ -2241,15 +2351,17 @@ def described_credentials(text: str, inner, *, carried: bool = False) -> list[Fi
         if any(kind == "pin" for kind, _, _ in names) and _DELIVERY.search(text) and not _BANKING.search(text) else []
     names = [name for name in names if not any(start <= name[1] < end for start, end in postal)
              and not _inside_reference(text, name[1]) and not _inside_compound(text, name[1], name[2])
-             and not _a_quoted_value(text, name[1], name[2]) and not _confirms_a_booking(text, *name)]
-    if names and (headers := _table_headers(text)):  # a header's names name columns (_tabled reads them)
-        starts = [start for start, _, _, _ in headers]
+             and not _a_quoted_value(text, name[1], name[2]) and not _confirms_a_booking(text, *name)
+             and not _counted_on_the_back_of_nothing(text, *name)]
+    lines, headers = _tables(text) if "\n" in text else ([], [])
+    if names and headers:  # a table's header names columns (_tabled reads a credential column's values)
+        starts = [lines[row][0] for row, _, _, _ in headers]
         names = [name for name in names if (row := bisect.bisect_right(starts, name[1]) - 1) < 0
                  or name[1] >= headers[row][1]]
     findings = [*_worded(text, names), *_value_first(text, names), *_scored(text, names, carried=carried),
                 *_given_to_a_program(text), *_hidden(text, inner), *_fallbacks(text), *_answers_by_topic(text),
                 *_described_by_use(text), *_dial_combination(text), *_protected_with(text), *_tried_on(text),
-                *_concluded(text, names), *_answers_after_a_question_name(text), *_tabled(text), *_key_drawn(text),
+                *_concluded(text, names), *_answers_after_a_question_name(text), *_tabled(text, lines, headers), *_key_drawn(text),
                 *filter(None, [cut_short(text)])]
     return findings + _corrected(text, findings) if findings else findings
 
@@ -2257,20 +2369,31 @@ def described_credentials(text: str, inner, *, carried: bool = False) -> list[Fi
 # --- a table whose header names a credential column: "emp_id,name,badge_pin\n1042,R. Osei,5068" ---
 _TABLE_SEPARATORS = (",", ";", "\t", "|")
 _COLUMN_PARTS = re.compile(r"[_\s.-]+")
-_EMPTY_CELL = re.compile(r"(?i)^(?:|-+|n/?a|none|null|tbd|todo|pending|\(.*\)|\[.*\]|<.*>|\*+|x+|\?+)$")
+_EMPTY_CELL = re.compile(r"(?i)^(?:|-+|n/?a|none|null|tbd|todo|pending|yes|no|y|n|true|false|0|1|✓|✗|✔|✘|"
+                         r"\(.*\)|\[.*\]|<.*>|\*+|x+|\?+)$")
+# A bare "code", "token" or "key" column is a country's, a language's, a word's: only what it opens
+# makes it a credential's ("door_code", "wifi key", "access_token").
+_OPENS = frozenset("door gate alarm access entry wifi wi-fi api auth refresh session lock locker safe garage keypad "
+                   "bank card sim phone login admin root master app router vault bearer secret private".split())
+# ... and "has_pin", "pin_required", "password_hint" say something of one.
+_ABOUT_ONE = frozenset("id name hint hints length policy count type status enabled required set expiry expires "
+                       "changed updated reset attempts tries".split())
+_HEADER_WORDS = re.compile(r"(?i)\b(?:is|are|was|were|the|my|your|our|a|an|to|and|please|thanks|hi|hello|dear)\b")
+_PIN_CELL = re.compile(r"^\d[\d #*-]{1,10}\d[#*]?$")
 
 
 def _credential_column(name: str) -> str | None:
     """A column named for a credential: its last part names one ("badge_pin", "wifi password",
-    "API-Key"); "password_changed_at" or "pin_attempts" name something about one."""
+    "API-Key"); "password_changed_at", "pin_attempts", "has_pin" or a bare "code" do not."""
     parts = [part for part in _COLUMN_PARTS.split(name.strip().strip("\"'").lower()) if part]
-    if not parts or len(parts) > 4:
+    if not parts or len(parts) > 4 or parts[0] in ("has", "is", "needs", "uses") or parts[-1] in _ABOUT_ONE:
         return None
     spaced = " ".join(parts)
     kind = next((kind for kind, _, end in credential_words(spaced) if end == len(spaced)), None)
     # (a "pincode" column is India's postal code)
-    if not kind or kind == "pass" or parts[-1] in ("id", "name", "hint", "hints", "length", "policy") \
-            or parts[-2:] == ["pin", "code"] or parts[-1] == "pincode":
+    if not kind or kind == "pass" or parts[-2:] == ["pin", "code"] or parts[-1] == "pincode":
+        return None
+    if kind in ("code", "api_key") and not (len(parts) >= 2 and parts[-2] in _OPENS):
         return None
     return "access_code" if kind == "code" else kind
 
@@ -2278,53 +2401,62 @@ def _credential_column(name: str) -> str | None:
 _COLUMN_NAME = re.compile(r"\s*[\"']?[A-Za-z][\w .-]{0,40}[\"']?\s*")
 
 
-def _table_headers(text: str) -> list[tuple[int, int, str, list[str]]]:
-    """The header rows of the tables in `text` (a row of names, then a row with as many cells):
-    (where the row starts, where it ends, its separator, its names)."""
+def _tables(text: str) -> tuple[list[tuple[int, str]], list[tuple[int, int, str, list[str]]]]:
+    """The lines of `text` (where each starts, its text) and the header rows of its tables (a
+    row of names, of three words at most each, then rows with as many cells: at least two of
+    them, or one under three columns or more): (the header's line, where it ends, its
+    separator, its names). "Hi Ana, the wifi password is …\nSee you, Ben" is a letter."""
     if "\n" not in text:
-        return []
+        return [], []
     lines, at = [], 0
     for line in text.split("\n"):
         lines.append((at, line))
         at += len(line) + 1
     headers = []
-    for (start, header), (_, following) in zip(lines, lines[1:]):
+    for row, ((start, header), (_, following)) in enumerate(zip(lines, lines[1:])):
         separator = next((sep for sep in _TABLE_SEPARATORS if sep in header), None)
         if separator is None:
             continue
         names = header.split(separator)
-        if len(names) >= 2 and following.count(separator) == len(names) - 1 \
-                and all(_COLUMN_NAME.fullmatch(name) for name in names):
-            headers.append((start, start + len(header), separator, names))
-    return headers
+        if len(names) < 2 or following.count(separator) != len(names) - 1 or not all(
+                _COLUMN_NAME.fullmatch(name) and len(name.split()) <= 3 and not _HEADER_WORDS.search(name)
+                for name in names):
+            continue
+        rows = 1 + (row + 2 < len(lines) and lines[row + 2][1].count(separator) == len(names) - 1)
+        if rows >= 2 or len(names) >= 3:
+            headers.append((row, start + len(header), separator, names))
+    return lines, headers
 
 
 _TABLE_ROWS = 1000
 
 
-def _tabled(text: str) -> list[Finding]:
+def _credential_columns(names: list[str]) -> dict[int, str]:
+    return {i: kind for i, name in enumerate(names) if (kind := _credential_column(name))}
+
+
+def _tabled(text: str, lines: list, headers: list) -> list[Finding]:
     findings = []
     read_to = -1
-    for start, end, separator, names in _table_headers(text):
-        if start <= read_to:
+    for row, _, separator, names in headers:
+        if row <= read_to:
             continue  # a row of the table already read ("pin,pin\npin,pin\n…" is one table, not many)
-        columns = {i: kind for i, name in enumerate(names) if (kind := _credential_column(name))}
+        columns = _credential_columns(names)
         if not columns:
             continue
-        line_start = end + 1
-        for line in itertools.islice(text[line_start:].split("\n"), _TABLE_ROWS):
+        for row_index, (line_start, line) in enumerate(lines[row + 1:row + 1 + _TABLE_ROWS], start=row + 1):
             cells = line.split(separator)
             if len(cells) != len(names):
                 break  # the table ended
-            read_to = line_start
+            read_to = row_index
             offset = 0
             for i, cell in enumerate(cells):
                 value = cell.strip().strip("\"'")
-                if i in columns and not _EMPTY_CELL.match(value) and not refers_elsewhere(value):
+                if i in columns and not _EMPTY_CELL.match(value) and not refers_elsewhere(value) \
+                        and (columns[i] not in ("pin", "access_code") or _PIN_CELL.match(value)):
                     begin = line_start + offset + cell.find(value)
                     findings.append(Finding(columns[i], begin, begin + len(value)))
                 offset += len(cell) + len(separator)
-            line_start += len(line) + 1
     return findings
 
 

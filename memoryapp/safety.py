@@ -160,14 +160,16 @@ def _names_a_parcel_or_order(text: str, start: int, end: int) -> bool:
 # A payment card named in the common languages ("kort", "carta", "karta" and "visa" alone are as
 # often "short", paper, a map or a memory card, and a passport's visa).
 _A_CARD = re.compile(r"(?i)\b(?:(?:credit|debit|bank|replacement|new|payment)\s+card|card(?:['’]s)?\s+(?:number|no\b|is|:)|"
-                     r"carte\s+(?:bancaire|de\s+cr[ée]dit|bleue)|num[ée]ro\s+de\s+(?:la\s+)?carte|tarjeta|"
-                     r"cart[ãa]o|(?:kredit|bank|ec-)karte|kartennummer|numero\s+della\s+carta|carta\s+di\s+credito|"
+                     r"carte\s+(?:bancaire|de\s+cr[ée]dit|bleue)|num[ée]ro\s+de\s+(?:la\s+)?carte|"
+                     r"tarjeta\s+de\s+(?:cr[ée]dito|d[ée]bito)|cart[ãa]o\s+de\s+(?:cr[ée]dito|d[ée]bito)|"
+                     r"(?:kredit|bank|ec-)karte|numero\s+della\s+carta|carta\s+di\s+credito|"
                      r"mastercard|amex|maestro)\b")
 # ... and the number's own label, when it names something else: "transaction ID 5123 …", "die
 # Kundennummer lautet …", "numer seryjny …".
 _ANOTHER_NUMBER = re.compile(r"(?i)\b(?:id|ref\w*|serial|seri\w*|seryjny|kunden\w*|saks\w*|protocollo|afiliaci\w*|"
                              r"transaction|slot|event|dossier\w*|order|invoice|account|iban|tracking|policy|member\w*|"
-                             r"customer|case|ticket|contract|nummer|lautet)\b")
+                             r"customer|case|ticket|contract|nummer|lautet|transport\w*|student\w*|estudiante|"
+                             r"library|loyalty|payback|clubcard|chipkaart|parking|gift|membership)\b")
 
 
 def _printed_as_a_card(text: str, match: re.Match) -> bool:
@@ -177,7 +179,7 @@ def _printed_as_a_card(text: str, match: re.Match) -> bool:
         return False
     start, end = match.span()
     return _A_CARD.search(text, max(0, start - 60), start) is not None \
-        and not _ANOTHER_NUMBER.search(text, max(0, start - 30), start) \
+        and not _ANOTHER_NUMBER.search(text, max(0, start - 60), start) \
         and not _names_a_parcel_or_order(text, start, end)
 
 

@@ -762,3 +762,44 @@ def test_look_alikes_a_review_of_those_forms_found_are_kept(text):
 ])
 def test_credentials_beside_those_exemptions_are_still_redacted(text, secret):
     assert _hides(text, secret), redact_secrets(text)[0]
+
+
+# A second review's probes, in new words: look-alikes ...
+@pytest.mark.parametrize("text", [
+    "Hi Jo, the new printer is on the second floor\nSee you Monday, Sam",
+    "region,code\nNorway,NO\nSweden,SE\nFinland,FI",
+    "member,has_pin,active\nana,yes,no\nbo,no,yes",
+    "I moved our team to the password manager in March, so 2021.",
+    "Security question (first school) — Lloyds asked it again on the call",
+    "Museet åpner med 2000 besøkende i helgen",
+    "She texted me 0930 as the new start time",
+    "The jersey has four numbers on the back: 1999, the year we won",
+    "Tarjeta de transporte 2201 4477 9910 3356, recargada ayer",
+    "🔑 Invoice: INV-48213 paid",
+    "The passphrase is the weakest part of the whole backup plan",
+    "密码是iOS18之后才能改的",
+    "sand the gate with 180# grit first",
+])
+def test_look_alikes_a_second_review_found_are_kept(text):
+    assert redact_secrets(text)[0] == text, redact_secrets(text)[0]
+
+
+# ... and credentials its narrowing must keep catching.
+@pytest.mark.parametrize("text,secret", [
+    ("Qz7mWp2kT9\n\nthat's the wifi password for the flat", "Qz7mWp2kT9"),
+    ("密码是8位数字：31415926", "31415926"),
+    ("パスワードは10文字にした：Koi_Pond_2025", "Koi_Pond_2025"),
+    ("Aunt May's code 7739#", "7739#"),
+    ("家里wifi密码：bluewhale", "bluewhale"),
+])
+def test_credentials_a_second_review_asked_to_keep_are_redacted(text, secret):
+    assert _hides(text, secret), redact_secrets(text)[0]
+
+
+def test_a_long_list_of_hosts_takes_linear_time():
+    import time
+
+    text = "export NO_PROXY=" + ",".join(f"10.{i}.0.1" for i in range(60)) + ",.svc,.cluster.local,X_Y"
+    started = time.perf_counter()
+    redact_secrets(text * 20)
+    assert time.perf_counter() - started < 3

@@ -310,12 +310,9 @@ MEMORY_EMBEDDING_CACHE_SIZE = env_int("MEMORY_EMBEDDING_CACHE_SIZE", 4096)
 MEMORY_RECENCY_HALF_LIFE_DAYS = env_float("MEMORY_RECENCY_HALF_LIFE_DAYS", 90.0)
 # The second opinion on credentials (memoryapp/credential_classifier.py): a message the rules let
 # through but the classifier over its vector takes for a credential is withheld whole. The
-# threshold is a probability; 0 means the one trained with it (0.956, which withholds 1 % of the
-# look-alikes of the sets it was trained on, but 5-9 % of those of blind_v9, v10 and v11, which
-# it never saw). 0.97 was chosen on those three sets' dev halves: 13 of 574 look-alikes fewer
-# withheld for 4 of 574 credentials more let through (docs/benchmarks.md, issue 13).
+# threshold (a probability) defaults to the one trained with it; 0 means that default.
 MEMORY_CREDENTIAL_CLASSIFIER = env_bool("MEMORY_CREDENTIAL_CLASSIFIER", True)
-MEMORY_CREDENTIAL_CLASSIFIER_THRESHOLD = env_float("MEMORY_CREDENTIAL_CLASSIFIER_THRESHOLD", 0.97)
+MEMORY_CREDENTIAL_CLASSIFIER_THRESHOLD = env_float("MEMORY_CREDENTIAL_CLASSIFIER_THRESHOLD", 0.0)
 if not 0 <= MEMORY_CREDENTIAL_CLASSIFIER_THRESHOLD < 1:
     raise ImproperlyConfigured(
         "MEMORY_CREDENTIAL_CLASSIFIER_THRESHOLD must be a probability below 1 (0: the trained one)")

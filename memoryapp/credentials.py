@@ -1273,7 +1273,8 @@ _PUT = re.compile(
     r"(?i)(?:(?:i|we)\s+(?:put|said|used|wrote|entered|gave|typed|chose|picked|answered|replied)(?:\s+it)?"
     r"(?:\s+(?:in\s+)?(?:as|with))?|"
     r"j['’]ai\s+(?:mis|écrit|ecrit|répondu|repondu|choisi)|puse|escribí|escribi|elegí|ho\s+(?:messo|scritto)|"
-    r"coloquei|escrevi|pus|ich\s+hab(?:e)?|habe\s+ich|heb\s+ik|я\s+(?:написал|написала|указал|указала|ответил|ответила)|"
+    r"coloquei|escrevi|pus|ich\s+hab(?:e)?|habe\s+ich|heb\s+ik|"
+    r"я\s+(?:написал|написала|указал|указала|ответил|ответила)|"
     r"c['’]est|it['’]s|it\s+is)\s+")
 _ANSWER_WORD = re.compile(r"[^\s,.;:!?()\"“”]+")
 _ANSWER_ENDS = frozenset("and but so because with which that lol haha i we it is was for on in at to or "
@@ -1376,7 +1377,8 @@ _SEPARATOR = re.compile(r"\s*(?:[—–»”)]|(?<!\d):(?!\d))\s*|\s+-\s+|(?<=\w
 _ASKS_OR_TELLS = re.compile(
     r"(?i)(?:what|which|who|where|when|how|why|do|does|did|is|are|was|were|can|could|should|will|would|now|about|"
     r"the|a|an|my|your|his|her|their|our|it|its|this|that|these|those|they|i|we|you|not|no|yes|also|just|still|"
-    r"then|so|and|but|or|if|all|one|same|none|nothing|n/a|anyone|everyone|someone|nobody|people|qu\w+|comment|où|wie|was|wo|welche\w*|cuál|cual|qué|"
+    r"then|so|and|but|or|if|all|one|same|none|nothing|n/a|anyone|everyone|someone|nobody|people|"
+    r"qu\w+|comment|où|wie|was|wo|welche\w*|cuál|cual|qué|"
     r"dónde|donde|quale|come|dove|qual|como|onde|le|la|les|un|une|der|die|das|ein|eine|el|los|las|il|lo|gli|"
     r"o|os|as|um|uma)(?!\w)")
 _SEPARATED_ANSWER_WORDS = 4
@@ -1962,13 +1964,15 @@ def _labels_a_digest(label: tuple, text: str) -> bool:
 _KEYPAD = re.compile(r"^(?=(?:\D*\d){3,8}\D*$)\d+(?:#\d+)*[#*]$|^\d(?:#\d{1,2}){2,}#?$")
 _FOOTNOTE = re.compile(r"\(\*|\*[^\W\d]")  # "1450* per month (*utilities not included)"
 _MENU = frozenset("press dial call ring top text sms".split())
-_GRADES = frozenset("grit gauge gsm thread count lb lbs ply".split())  # "220# grit", "#" as a number's sign  # "press 101# for maintenance", "dial *123#"
+# "220# grit": "#" as a number's sign before a grade or a weight
+_GRADES = frozenset("grit gauge gsm thread count lb lbs ply".split())  # "press 101# for maintenance", "dial *123#"
 # What a keypad's code opens, in the common languages (a word: "phone" is no part of "headphones").
 _KEYPAD_LOCK = re.compile(r"(?i)\b(?:door|doors|gate|gates|garage|safe|lock|locks|padlock|locker|keypad|alarm|"
                           r"intercom|buzzer|porte|portail|puerta|portón|porta|portão|"
                           r"cancello|tür|tor|kapı\w*|drzwi|brama|deur|poort)\b|도어|현관|ドア|オートロック|门|門|"
                           r"باب|דלת|שער")
-_HASH_WORDS = frozenset("commit sha sha1 sha-1 sha256 sha-256 sha512 md5 hash checksum digest revision rev etag".split())
+_HASH_WORDS = frozenset("commit sha sha1 sha-1 sha256 sha-256 sha512 md5 hash checksum digest revision rev "
+                        "etag".split())
 _HEX = re.compile(r"^[0-9a-f]{7,128}$")
 _BARE_NETWORK = re.compile(r"(?i)^wi-?fi$")
 _BARE_KEY = frozenset("key keys clé cle clave chave schlüssel schlussel chiave sleutel klucz".split())
@@ -2361,7 +2365,8 @@ def described_credentials(text: str, inner, *, carried: bool = False) -> list[Fi
     findings = [*_worded(text, names), *_value_first(text, names), *_scored(text, names, carried=carried),
                 *_given_to_a_program(text), *_hidden(text, inner), *_fallbacks(text), *_answers_by_topic(text),
                 *_described_by_use(text), *_dial_combination(text), *_protected_with(text), *_tried_on(text),
-                *_concluded(text, names), *_answers_after_a_question_name(text), *_tabled(text, lines, headers), *_key_drawn(text),
+                *_concluded(text, names), *_answers_after_a_question_name(text), *_tabled(text, lines, headers),
+                *_key_drawn(text),
                 *filter(None, [cut_short(text)])]
     return findings + _corrected(text, findings) if findings else findings
 
@@ -2462,7 +2467,8 @@ def _tabled(text: str, lines: list, headers: list) -> list[Finding]:
 
 # --- a value corrected: "the gate code is 2580 no wait, it's 2851" -----------------------------
 _CORRECTION = re.compile(
-    r"(?i)(?:\s+(?:hash|pound|star|enter|then\s+(?:hash|enter)))?[\s,.;:!?…—–-]*(?:no\s+wait|wait\s+no|wait|sorry|i\s+mean|actually|correction|scratch\s+that|oops|"
+    r"(?i)(?:\s+(?:hash|pound|star|enter|then\s+(?:hash|enter)))?[\s,.;:!?…—–-]*"
+    r"(?:no\s+wait|wait\s+no|wait|sorry|i\s+mean|actually|correction|scratch\s+that|oops|"
     r"my\s+bad|non\s+attends|perdón|perdon|scusa|nein\s+warte|quer\s+dizer)"
     r"(?:[\s,.;:!?…—–-]+(?:no|sorry|wait|i\s+mean|actually))*[\s,.;:!?…—–-]+(?:(?:it['’]?s|it\s+is|is|c['’]est)\s+)?")
 

@@ -159,7 +159,8 @@ def _names_a_parcel_or_order(text: str, start: int, end: int) -> bool:
 # A card named in the common languages, in the message around a number grouped as cards print it.
 # A payment card named in the common languages ("kort", "carta", "karta" and "visa" alone are as
 # often "short", paper, a map or a memory card, and a passport's visa).
-_A_CARD = re.compile(r"(?i)\b(?:(?:credit|debit|bank|replacement|new|payment)\s+card|card(?:['’]s)?\s+(?:number|no\b|is|:)|"
+_A_CARD = re.compile(r"(?i)\b(?:(?:credit|debit|bank|replacement|new|payment)\s+card|"
+                     r"card(?:['’]s)?\s+(?:number|no\b|is|:)|"
                      r"carte\s+(?:bancaire|de\s+cr[ée]dit|bleue)|num[ée]ro\s+de\s+(?:la\s+)?carte|"
                      r"tarjeta\s+de\s+(?:cr[ée]dito|d[ée]bito)|cart[ãa]o\s+de\s+(?:cr[ée]dito|d[ée]bito)|"
                      r"(?:kredit|bank|ec-)karte|numero\s+della\s+carta|carta\s+di\s+credito|"

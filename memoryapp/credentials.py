@@ -267,6 +267,13 @@ _LATIN_SCRIPT_WORD = re.compile(r"(?i)\b(?:ma|mat|namba)\s")
 
 # Kinds whose value may be plain words after "is" ("my password is correct horse battery staple").
 WORDY_KINDS = frozenset({"password", "recovery_code", "security_answer"})
+# The words "code" and "pass" name a credential whose kind their value decides (credential_words):
+# a finding reports what it is.
+_REPORTED = {"code": "access_code", "pass": "password"}
+
+
+def _reported(kind: str) -> str:
+    return _REPORTED.get(kind, kind)
 # Kinds whose value must be digits.
 DIGIT_KINDS = frozenset({"code", "card_number", "card_security_code"})
 CARD_DIGITS = 8
@@ -1132,7 +1139,7 @@ def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
     for kind, start, name_end in names:
         if _WRITTEN_WITHOUT_SPACES.search(text, start, name_end):  # a word of a script without spaces
             if (value := _unspaced_value(text, name_end, wordy=kind in WORDY_KINDS)) is not None:
-                findings.append(Finding(kind if kind != "code" else "access_code", start, value))
+                findings.append(Finding(_reported(kind), start, value))
             continue
         end = value_end(text, name_end, wordy=kind in WORDY_KINDS, digits_only=kind in DIGIT_KINDS,
                         sentence=kind == "password" and "phrase" in text[start:name_end].lower(),
@@ -1167,11 +1174,9 @@ def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
         if kind == "password" and _NAMES_THE_NETWORK.match(text, name_end) and text[start:name_end].lower() in (
                 "wifi", "wi-fi"):
             continue  # "our wifi is called skynet": the network's name ("the wifi password is called …" is not)
-        if kind == "pass":
-            if text[name_end:end].strip(" :=").replace(" ", "").isdigit():
-                continue  # "bus pass 4471" is a ticket
-            kind = "password"
-        findings.append(Finding("access_code" if kind == "code" else kind, start, end))
+        if kind == "pass" and text[name_end:end].strip(" :=").replace(" ", "").isdigit():
+            continue  # "bus pass 4471" is a ticket
+        findings.append(Finding(_reported(kind), start, end))
     return findings
 
 
@@ -1660,8 +1665,7 @@ def _concluded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
             continue  # a code's value is digits; a login's a password ("login is at 9 so 0900 sharp")
         bare = value.rstrip("!") or value  # ("that's so stunning!" is a word and an exclamation)
         if credential_shaped(bare, previous=":") and (digits_only or _shape(bare, ":") is not None):
-            findings.append(Finding("access_code" if kind == "code" else "password" if kind == "pass" else kind,
-                                    conclusion.start("value"), conclusion.start("value") + len(value)))
+            findings.append(Finding(_reported(kind), conclusion.start("value"), conclusion.start("value") + len(value)))
     return findings
 
 
@@ -2082,7 +2086,7 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
             score += CONTEXT_SCORE["counted"]
         if score >= THRESHOLD - 1e-9:
             kind = sorted(kinds)[0] if kinds else "access_code" if shape in ("digits", "keypad") else "token"
-            kind = "access_code" if kind == "code" else kind
+            kind = _reported(kind)
             findings.append(Finding(kind, start, end))
     return findings
 
@@ -2400,7 +2404,7 @@ def _credential_column(name: str) -> str | None:
         return None
     if kind in ("code", "api_key") and not (len(parts) >= 2 and parts[-2] in _OPENS):
         return None
-    return "access_code" if kind == "code" else kind
+    return _reported(kind)
 
 
 _COLUMN_NAME = re.compile(r"\s*[\"']?[A-Za-z][\w .-]{0,40}[\"']?\s*")
@@ -2585,8 +2589,7 @@ def cut_short(text: str) -> Finding | None:
         if cue != ":" and (not value.isdigit() or len(value) > 4):
             return None  # "pin 12-13" is a range; a longer value needs no rest to be found
         kind = named_right_before
-        return Finding("access_code" if kind == "code" else "password" if kind == "pass" else kind,
-                       offset + match.start("value"), offset + match.end("value"))
+        return Finding(_reported(kind), offset + match.start("value"), offset + match.end("value"))
     before = text[max(0, offset + match.start() - _CUT_SHORT_REACH):offset + match.start()]
     names = [n for n in credential_words(before) if not _inside_reference(before, n[1])]
     if not names:
@@ -2602,8 +2605,7 @@ def cut_short(text: str) -> Finding | None:
         # the value belongs to another noun; only a qualifier may stand between the name and the
         # cue ("the pin for the locker is 57", "the code they sent is 482")
         return None
-    return Finding("access_code" if kind == "code" else "password" if kind == "pass" else kind,
-                   offset + match.start("value"), offset + match.end("value"))
+    return Finding(_reported(kind), offset + match.start("value"), offset + match.end("value"))
 
 
 @one_scan

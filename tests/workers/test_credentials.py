@@ -803,3 +803,13 @@ def test_a_long_list_of_hosts_takes_linear_time():
     started = time.perf_counter()
     redact_secrets(text * 20)
     assert time.perf_counter() - started < 3
+
+
+@pytest.mark.parametrize("text", [
+    "code 4471", "the gate code is 2580", "pass: Sunrise#91", "my pass is Harbor7!x so use it",
+    "door code 1957# no wait 1975#", "locker,owner,combo\n12,Ines,2931\n13,Kofi,4410",
+    "the keybox code is the house number doubled, so 1717.",
+])
+def test_findings_report_what_a_bare_code_or_pass_is(text):
+    kinds = {finding.kind for finding in find_secrets(text)}
+    assert kinds and not kinds & {"code", "pass"}, kinds

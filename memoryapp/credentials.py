@@ -1619,7 +1619,9 @@ _CONCLUSION = re.compile(
 # The value ends its clause: punctuation, a bracket, a dash or the end after it ("so 1407. Not
 # their years", "so Juniper2019!"); "so 1900 sharp", "so 2025 planning can start" are no values.
 _NEXT_SENTENCE = re.compile(r"\s*(?:$|\n|[A-Z])")
-_CLAUSE_ENDS = re.compile(r"(?i)[,;()\"“”]|\s*$|\s*\n|\s+\(|\s+[—–-]\s|\s+(?:if|in\s+case|btw|lol|haha)\b")
+# (also what ends a corrected value's clause: "… it's 1934 hash", "2580 oops, 1530 is when …" is none)
+_CLAUSE_ENDS = re.compile(r"(?i)[.,;:!?()#*\"“”]|\s*$|\s*\n|\s+\(|\s+[—–-]\s|"
+                          r"\s+(?:if|in\s+case|btw|lol|haha|hash|pound|star|then|and|not|sorry)\b")
 _CONCLUSION_KINDS = frozenset({"password", "pin", "access_code", "code", "one_time_code", "pass"})
 _CONCLUSION_REACH = 240
 _LOGIN_NOUN = re.compile(r"(?i)\blog-?(?:in|on)\s+(?:is|was|=)")
@@ -2477,8 +2479,6 @@ _CORRECTION = re.compile(
     r"(?:[\s,.;:!?…—–-]+(?:no|sorry|wait|i\s+mean|actually))*[\s,.;:!?…—–-]+(?:(?:it['’]?s|it\s+is|is|c['’]est)\s+)?")
 
 
-_CORRECTION_ENDS = re.compile(r"(?i)[.,;:!?)#*]|\s*$|\s*\n|\s+(?:hash|pound|star|then|and|not|sorry|lol|haha)\b|\s+\(")
-
 
 def _corrected(text: str, findings: list[Finding]) -> list[Finding]:
     """After a credential's value, a correction and the value as it really is: the same kind."""
@@ -2495,7 +2495,7 @@ def _corrected(text: str, findings: list[Finding]) -> list[Finding]:
         end = value_end(text, cue.end() - 1 if text[cue.end() - 1:cue.end()].isspace() else cue.end(),
                         wordy=False, digits_only=kind in DIGIT_KINDS | {"access_code", "pin"})
         # ... and it ends its clause ("2580 oops, 1530 is when the party starts" corrects nothing)
-        if end is not None and end - cue.end() <= 80 and _CORRECTION_ENDS.match(text, end):
+        if end is not None and end - cue.end() <= 80 and _CLAUSE_ENDS.match(text, end):
             corrected.append(Finding(kind, cue.end(), end))
     return corrected
 

@@ -12,7 +12,8 @@ credentials and look-alikes, held out whole, blind_v9 600 credentials and 600 lo
 and 229 (references to secrets kept elsewhere against real values in configs and code,
 credentials split over two messages against ordinary pairs), half dev, half held out, and
 blind_v11 320 and 320 from two more authors (evasions and technical forms; everyday talk in 19
-languages), half dev, half held out. Conversations are
+languages), half dev, half held out, and blind_v12 300 and 300 from two more authors (everyday
+talk in 21 languages; developers' configs, commands and logs), held out whole. Conversations are
 built like seed 000's experiment: 50 user turns (the user's name as the speaker), 8 facts about
 the user among small talk, 3 of them changed later, one question per fact at the end. Every
 turn goes through the service as an event (event_append, then the extraction job in this
@@ -385,7 +386,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=["dev", "heldout"], default="dev")
     parser.add_argument("--data", default="blind_v1",
-                        choices=[f"blind_v{n}" for n in range(1, 12)] + ["secrets_dev"],
+                        choices=[f"blind_v{n}" for n in range(1, 13)] + ["secrets_dev"],
                         help="blind_v2 and blind_v3 are held out whole (written after blind_v1's held-out split "
                              "was seen): run them with --split heldout, never tune on them. blind_v4, blind_v5 "
                              "and blind_v6 have a dev and a held-out split, as blind_v1")

@@ -15,8 +15,8 @@ person, and statements about credentials ("Alice's locker code hint is the blue 
 credentials to it; those are left to the rules.
 
 The weights (credential_classifier.json) come from scripts/train_credential_classifier.py, on
-the dev splits of the blind sets and LoCoMo's tune conversations; they belong to one embedding
-model. With another model, or with MEMORY_CREDENTIAL_CLASSIFIER off, nothing is suspected and
+the dev splits of the blind sets and LoCoMo's tune conversations, and only on the messages it is
+asked about (those the rules leave as they are); they belong to one embedding model. With another model, or with MEMORY_CREDENTIAL_CLASSIFIER off, nothing is suspected and
 the rules alone decide, as before.
 """
 from __future__ import annotations
@@ -29,7 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from memoryapp.credentials import NUMBER_WORDS, PHONETIC_LETTERS, QUOTES
+from memoryapp.credentials import NUMBER_WORDS, PHONETIC_LETTERS, QUOTES, names_secrets_kept_elsewhere
+from memoryapp.safety import holds_ciphertext
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +58,14 @@ def could_hold_value(text: str) -> bool:
         return True
     words = [word.strip(".,;:!?\"'()").lower() for word in text.split()]
     return any(a in _READ_OUT and b in _READ_OUT for a, b in zip(words, words[1:]))
+
+
+def may_withhold(content: str) -> bool:
+    """Whether a message the rules found nothing in may be withheld on the classifier's word:
+    something in it could be a value, and it neither points at secrets kept elsewhere nor holds
+    ciphertext (values the rules let through on purpose). (What the rules redacted is theirs:
+    their marker would skew the vector.) The training script asks the same of its data."""
+    return could_hold_value(content) and not names_secrets_kept_elsewhere(content) and not holds_ciphertext(content)
 
 
 @lru_cache(maxsize=1)

@@ -1,20 +1,26 @@
 """Train memoryapp/credential_classifier.json: does a message give away a credential?
 
 A logistic regression over the MiniLM vector every message gets anyway (its episode's, with or
-without the speaker's name before it). It is the second opinion
-for what the rules in memoryapp/safety.py cannot see as a form: credentials described in words
-("what i type after my email on the nursery site is …"), values in parts, answers to security
-questions. See memoryapp/credential_classifier.py for how it is used.
+without the speaker's name before it). It is the second opinion for what the rules in
+memoryapp/safety.py cannot see as a form: credentials described in words ("what i type after my
+email on the nursery site is …"), values in parts, answers to security questions. See
+memoryapp/credential_classifier.py for how it is used.
 
 Trained on the **dev splits only** of the blind sets under bench/data (credentials and their
 look-alikes, the fact phrasings with a value filled in, small talk) and on the turns of LoCoMo's
 tune conversations (bench/locomo_data.TUNE_SPLIT; its test conversations are never read here).
-The held-out splits and bench/data/blind_v8 (held out whole) are what the classifier is judged
-on, through the pipeline: bench/changing_facts_blind.py --phases secrets.
+The held-out splits, and the sets held out whole, are what the classifier is judged on, through
+the pipeline: bench/changing_facts_blind.py --phases secrets.
 
-The threshold is chosen without the held-out data: each blind set's dev split is scored by a
-model trained on the others (leave one set out), and the threshold lets through at most
-LOOKALIKE_SHARE of the dev look-alikes, the sentences nearest to credentials that must be kept.
+It learns only from the messages it will be asked about: those the rules leave as they are
+(what they redact is theirs). A message whose credential the rules already cut would teach it
+the topic "credential" rather than what the rules miss, and pull look-alikes over the line.
+
+The threshold is chosen without the held-out data, on what the pipeline would do: each blind set's
+dev split is scored by a model trained on the others (leave one set out), each of its items is
+played through the rules and the classifier at every candidate threshold, bare and after a
+speaker's name (events come both ways), and the lowest threshold is taken at which the
+classifier adds at most LOOKALIKE_SHARE of the dev look-alikes to those the rules refuse.
 
     .venv/bin/python -m memoryapp.embedded exec -- .venv/bin/python scripts/train_credential_classifier.py
 """
@@ -25,6 +31,7 @@ import os
 import random
 import sys
 import unicodedata
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,8 +40,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryapp.settings")
 
 DATA = ROOT / "bench" / "data"
 OUT = ROOT / "memoryapp" / "credential_classifier.json"
-C = 10.0  # inverse regularisation; chosen by the leave-one-set-out runs on dev (3, 10, 30 tried)
-LOOKALIKE_SHARE = 0.01
+C = 10.0  # inverse regularisation; chosen by the leave-one-set-out runs on dev (1, 3, 10, 30 tried)
+# The issue's budget for refused look-alikes (2 %), given to the classifier on top of the rules'.
+LOOKALIKE_SHARE = 0.02
 # An episode is embedded as "speaker: text" when the event names its speaker, and the prefix
 # moves the vector: every text is also learnt with one of these names before it.
 SPEAKERS = ["user", "Maria Lopez", "Tom", "Priya", "Sam", "Anna", "Jon Baker", "Leila", "Chen Wei", "Olu",
@@ -45,24 +53,59 @@ def _normalised(text: str) -> str:
     return "".join(ch for ch in unicodedata.normalize("NFKC", text).lower() if ch.isalnum())
 
 
-def dev_rows() -> list[tuple[str, int, str, str]]:
-    """(text, label, group, kind): every dev text, labelled 1 when it holds (part of) a credential;
-    group is the set it comes from, kind "credential", "lookalike", "fact", "small_talk" or "locomo"."""
-    rows = []
+@dataclass
+class Message:
+    text: str
+    stored: str              # what the rules leave of it, as events.py appends it
+    redacted: bool           # the rules found something: the classifier has no say
+    continued: str = ""      # what the rules leave when it is read as continuing a withheld message
+    holds_value: bool = False  # (part of) the item's credential is in it
+    may_withhold: bool = False
+
+
+@dataclass
+class Item:
+    group: str
+    credential: bool
+    parts: list[str]
+    messages: list[Message] = field(default_factory=list)
+
+
+def dev_items() -> list[Item]:
+    """Every dev credential and look-alike of the blind sets (one or two messages each), with
+    what the rules make of each message."""
+    from memoryapp.credential_classifier import may_withhold
+    from memoryapp.safety import follows_credential, redact_secrets
+
+    items = []
     for path in sorted(DATA.glob("*/secrets.json")):
-        group = path.parent.name
         data = json.loads(path.read_text())
-        for item in data["secrets"]:
-            if item["split"] != "dev":
-                continue
-            texts = item["text"] if isinstance(item["text"], list) else [item["text"]]
-            parts = item["secret"] if isinstance(item["secret"], list) else [item["secret"]]
-            for text in texts:
-                holds = any(_normalised(p) and _normalised(p) in _normalised(text) for p in parts)
-                rows.append((text, int(holds), group, "credential"))
-        # (a look-alike may be two messages too)
-        rows += [(text, 0, group, "lookalike") for item in data["harmless"] if item["split"] == "dev"
-                 for text in (item["text"] if isinstance(item["text"], list) else [item["text"]])]
+        for listname in ("secrets", "harmless"):
+            for entry in data[listname]:
+                if entry.get("split") != "dev":
+                    continue
+                texts = entry["text"] if isinstance(entry["text"], list) else [entry["text"]]
+                parts = entry.get("secret") or []
+                parts = parts if isinstance(parts, list) else [parts]
+                item = Item(path.parent.name, listname == "secrets", parts)
+                previous = None
+                for text in texts:
+                    continues, carried = follows_credential(previous) if previous is not None else (False, False)
+                    stored, findings = redact_secrets(text, continues=continues, carried=carried)
+                    item.messages.append(Message(
+                        text, stored, bool(findings),
+                        continued=redact_secrets(text, continues=True)[0] if previous is not None else stored,
+                        holds_value=any(_normalised(p) and _normalised(p) in _normalised(text) for p in parts),
+                        may_withhold=not findings and may_withhold(stored)))
+                    previous = stored
+                items.append(item)
+    return items
+
+
+def other_dev_texts() -> list[tuple[str, str]]:
+    """(text, group): dev texts that hold no credential: fact phrasings with a value filled in,
+    small talk, and the turns of LoCoMo's tune conversations."""
+    rows = []
     for path in sorted(DATA.glob("*/attributes.json")):
         rng = random.Random(path.parent.name)
         for attribute in json.loads(path.read_text()):
@@ -71,15 +114,35 @@ def dev_rows() -> list[tuple[str, int, str, str]]:
             for key in ("first", "change"):
                 for text, split in zip(attribute.get(key, []), attribute.get(f"{key}_split", [])):
                     if split == "dev":
-                        rows.append((text.replace("{v}", rng.choice(attribute["values"])), 0, path.parent.name, "fact"))
+                        rows.append((text.replace("{v}", rng.choice(attribute["values"])), path.parent.name))
     for path in sorted(DATA.glob("*/small_talk.json")):
-        rows += [(item["text"], 0, path.parent.name, "small_talk") for item in json.loads(path.read_text())
-                 if item["split"] == "dev"]
+        rows += [(item["text"], path.parent.name) for item in json.loads(path.read_text()) if item["split"] == "dev"]
     from bench.locomo_data import TUNE_SPLIT, load_conversations
 
-    rows += [(turn.text, 0, "locomo", "locomo") for conv in load_conversations() if conv.sample_id in TUNE_SPLIT
+    rows += [(turn.text, "locomo") for conv in load_conversations() if conv.sample_id in TUNE_SPLIT
              for turn in conv.turns]
     return rows
+
+
+def outcome(items: list[Item], scores: dict, threshold: float) -> tuple[int, int]:
+    """(credentials stored, look-alikes refused) when the rules and the classifier at
+    `threshold` (a logit) read `items`, as the pipeline does: a withheld message is dropped
+    whole, and the sender's next message is read as continuing it."""
+    stored = refused = 0
+    for item in items:
+        kept, withheld_before, any_withheld = [], False, False
+        for message in item.messages:
+            withheld = message.may_withhold and bool(scores.get(id(message), float("-inf")) >= threshold)
+            any_withheld |= withheld
+            if not withheld:
+                kept.append(message.continued if withheld_before else message.stored)
+            withheld_before = withheld
+        if item.credential:
+            left = _normalised(" ".join(kept))
+            stored += any(len(_normalised(p)) >= 3 and _normalised(p) in left for p in item.parts)
+        else:
+            refused += any_withheld or any(m.redacted for m in item.messages)
+    return stored, refused
 
 
 def main() -> None:
@@ -91,38 +154,59 @@ def main() -> None:
 
     from memoryapp import embeddings
 
-    rows = dev_rows()
+    items = dev_items()
+    # What the classifier is asked about: messages the rules leave as they are.
+    messages = [(m, item.group) for item in items for m in item.messages if not m.redacted]
+    others = other_dev_texts()
     names = random.Random(8)
-    rows += [(f"{names.choice(SPEAKERS)}: {text}", label, group, kind) for text, label, group, kind in rows]
-    texts = [t for t, _, _, _ in rows]
-    y = np.array([label for _, label, _, _ in rows])
-    groups = np.array([g for _, _, g, _ in rows])
-    kinds = np.array([k for _, _, _, k in rows])
+    texts = [m.stored for m, _ in messages] + [t for t, _ in others]
+    texts += [f"{names.choice(SPEAKERS)}: {text}" for text in texts]
     X = embeddings.embed_texts(texts)
+    y = np.array([int(m.holds_value) for m, _ in messages] + [0] * len(others), dtype=float)
+    groups = np.array([g for _, g in messages] + [g for _, g in others])
+    y, groups = np.concatenate([y, y]), np.concatenate([groups, groups])
+    # A message's two vectors, bare (an event without a speaker) and after a speaker's name.
+    forms = [X[:len(messages)], X[len(y) // 2:len(y) // 2 + len(messages)]]
 
-    held = np.zeros(len(rows))
-    for group in sorted(set(groups) - {"locomo"}):
-        test = groups == group
-        model = LogisticRegression(C=C, max_iter=5000).fit(X[~test], y[~test])
-        held[test] = model.predict_proba(X[test])[:, 1]
-    # The look-alikes set the threshold: facts, small talk and LoCoMo's turns score far lower.
-    threshold = float(np.quantile(held[kinds == "lookalike"], 1 - LOOKALIKE_SHARE))
-    caught = float(np.mean(held[y == 1] >= threshold))
+    # Leave one set out: each set's dev messages scored, in both forms, by a model that never
+    # saw that set; the threshold must serve both.
+    scores = [{}, {}]
+    sets = sorted({item.group for item in items})
+    for group in sets:
+        model = LogisticRegression(C=C, max_iter=5000).fit(X[groups != group], y[groups != group])
+        mine = [i for i, (_, g) in enumerate(messages) if g == group]
+        for form, vectors in zip(scores, forms):
+            for i, logit in zip(mine, model.decision_function(vectors[mine])):
+                form[id(messages[i][0])] = float(logit)
+
+    def played(threshold: float) -> tuple[int, int]:
+        both = [outcome(items, form, threshold) for form in scores]
+        return sum(s for s, _ in both), sum(r for _, r in both)
+
+    rules_stored, rules_refused = played(float("inf"))
+    lookalikes = sum(not item.credential for item in items)
+    budget = rules_refused + LOOKALIKE_SHARE * 2 * lookalikes
+    threshold = min((float(t) for t in np.arange(-3.0, 8.0, 0.05) if played(t)[1] <= budget), default=8.0)
+    stored, refused = played(threshold)
 
     model = LogisticRegression(C=C, max_iter=5000).fit(X, y)
+    probability = float(1 / (1 + np.exp(-threshold)))
+    credentials = sum(item.credential for item in items)
     OUT.write_text(json.dumps({
         "embedding_version": embeddings.EMBEDDING_VERSION,
-        "threshold": round(threshold, 4),
+        "threshold": round(probability, 4),
         "bias": float(model.intercept_[0]),
         "weights": [round(float(w), 6) for w in model.coef_[0]],
-        "trained_on": {"texts": len(rows), "credentials": int(y.sum()),
-                       "sets": sorted(set(groups)), "split": "dev only; LoCoMo's tune conversations"},
-        "leave_one_set_out": {"credentials_over_threshold": round(caught, 3),
-                              "lookalikes_over_threshold": LOOKALIKE_SHARE},
+        "trained_on": {"texts": len(texts), "credentials": int(y.sum()), "sets": sets + ["locomo"],
+                       "split": "dev only; LoCoMo's tune conversations; messages the rules leave as they are"},
+        "leave_one_set_out": {"credentials": credentials, "lookalikes": lookalikes, "forms": ["bare", "after a speaker"],
+                              "rules_alone": {"stored": rules_stored, "refused": rules_refused},
+                              "with_classifier": {"stored": stored, "refused": refused}},
     }, indent=1) + "\n")
-    print(f"{len(rows)} texts, {int(y.sum())} with a credential; threshold {threshold:.3f}; "
-          f"leave one set out: {100 * caught:.1f}% of dev credentials over it, "
-          f"{100 * LOOKALIKE_SHARE:.1f}% of look-alikes")
+    print(f"{len(texts)} texts, {int(y.sum())} with a credential; threshold {probability:.3f}")
+    print(f"leave one set out, {credentials} dev credentials / {lookalikes} look-alikes, each bare and after a "
+          f"speaker's name: rules alone "
+          f"{rules_stored} stored / {rules_refused} refused; with the classifier {stored} / {refused}")
     print(f"wrote {OUT.relative_to(ROOT)}")
 
 

@@ -30,16 +30,15 @@ from memoryapp.actors import WORKER
 from memoryapp.bulk_insert import bulk_insert
 from memoryapp.clauses import statement_clauses
 from memoryapp.credential_classifier import (
-    KIND as SUSPECTED, MARKER as SUSPECTED_MARKER, could_hold_value, suspects_credential,
+    KIND as SUSPECTED, MARKER as SUSPECTED_MARKER, may_withhold, suspects_credential,
 )
-from memoryapp.credentials import names_secrets_kept_elsewhere
 from memoryapp.errors import ApplicationError, PolicyRejected
 from memoryapp.extraction import Candidate, RULES_VERSION, extract_candidates, extractor_for_settings
 from memoryapp.extraction.rules import is_ephemeral
 from memoryapp.models import Event, Job, Memory, MemoryEvidence, Subject, Tenant
 from memoryapp.policy import durable_types_allowed
 from memoryapp.safety import (
-    REDACTION_MARKER, ends_with_credential_word, findings_kept, follows_credential, holds_ciphertext,
+    REDACTION_MARKER, ends_with_credential_word, findings_kept, follows_credential,
     looks_like_instruction, redact_secrets,
 )
 from memoryapp.services.audit import AuditBuffer, audit_record
@@ -264,8 +263,7 @@ def _withhold_suspected(prepared: list[Prepared], vectors, episode_vectors: dict
     continuations (_continuations_of). `positions` holds the job's messages embedded so far
     (chunks are embedded one after another, in order, by one thread)."""
     suspected = [p for p, vector in zip(prepared, vectors)
-                 if not p.secret_kinds and suspects_credential(vector) and could_hold_value(p.content)
-                 and not names_secrets_kept_elsewhere(p.content) and not holds_ciphertext(p.content)]
+                 if not p.secret_kinds and suspects_credential(vector) and may_withhold(p.content)]
     for p in suspected:
         p.content, p.secret_kinds, p.candidates, p.clause_vectors = SUSPECTED_MARKER, [SUSPECTED], [], None
     changed = suspected + _continuations_of(prepared, positions)

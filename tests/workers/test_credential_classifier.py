@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 # (message, the value in it). No rule of safety.py finds any of them (asserted below).
 DESCRIBED = [
-    ("the thing i type to unlock my work laptop every morning is purple otter 19", "purple otter 19"),
+    ("for the shed padlock it's 2 7 4 then the last one is 9", "2 7 4"),
     ("voicemail code, first two digits are 3 and 9", "3 and 9"),
     ("first bit is Harbour and the second bit is Lantern!52", "Lantern!52"),
 ]
@@ -179,6 +179,10 @@ SEALED = ("the sealed secret for the payments api, safe to commit:\nkind: Sealed
 
 def test_a_sealed_secret_is_kept_whatever_the_classifier_says(tenant_a, actor):
     assert find_secrets(SEALED) == []
-    assert suspects_credential(embeddings.embed_texts([SEALED])[0]), "the classifier passes it: nothing to test"
-    ingest(tenant_a, "alice", actor, ("e1", "user", SEALED))
+    assert not credential_classifier.may_withhold(SEALED)
+    # A threshold low enough that the classifier suspects it, so the exemption is what keeps it.
+    with override_settings(MEMORY_CREDENTIAL_CLASSIFIER_THRESHOLD=0.001):
+        credential_classifier._model.cache_clear()
+        assert suspects_credential(embeddings.embed_texts([SEALED])[0]), "the classifier passes it: nothing to test"
+        ingest(tenant_a, "alice", actor, ("e1", "user", SEALED))
     assert event(tenant_a, "alice", "e1").content == SEALED

@@ -813,3 +813,32 @@ def test_a_long_list_of_hosts_takes_linear_time():
 def test_findings_report_what_a_bare_code_or_pass_is(text):
     kinds = {finding.kind for finding in find_secrets(text)}
     assert kinds and not kinds & {"code", "pass"}, kinds
+
+
+# blind_v12's dev half (developers' configurations and logs): what a setting left empty, a
+# public key, or a log line's time gives away is nothing. Tested in other words than the set's.
+@pytest.mark.parametrize("text", [
+    "SMTP_PASSWORD=\nSMTP_HOST=mail.internal\nSMTP_PORT=2525",
+    "redis:\n  password:\n    existingSecretName: cache-auth\n  replicas: 3",
+    "MAIL_PASSWORD=\n\nwhich of these do I have to fill in before the first deploy?",
+    "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBGXk2c8BEADk7x2Lw9RzqPn4TfVh3sJ0bYcA1eGm6oKdQ8uWzNy5rHtX\n"
+    "=Qm2z\n-----END PGP PUBLIC KEY BLOCK-----\nthat's the package signing key, safe to publish?",
+    "[Peer]\nPublicKey = Hq3Vn8Lw2Ry7Tk1Mz5Pb9Xc4Jd6Fs0Ga8Eu2Wi7Yo1K=\nEndpoint = vpn.example.net:51820",
+    "2025-02-03T17:42:19.551Z INFO session token refreshed\n"
+    "2025-02-03T17:42:20.009+01:00 WARN refresh token near expiry",
+])
+def test_look_alikes_of_blind_v12s_configurations_are_kept(text):
+    assert find_secrets(text) == [], redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("text,secret", [
+    ("SMTP_PASSWORD=\n  Quill7!harbour", "Quill7!harbour"),
+    ("mail:\n  password:\n    Lantern$Fig42", "Lantern$Fig42"),
+    ("[Interface]\nPrivateKey = Hq3Vn8Lw2Ry7Tk1Mz5Pb9Xc4Jd6Fs0Ga8Eu2Wi7Yo1K=", "Hq3Vn8Lw2Ry7Tk1Mz5Pb9Xc4Jd6Fs0Ga8Eu2Wi7Yo1K="),
+    ("-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ2lq\n-----END CERTIFICATE-----\n-----BEGIN EC PRIVATE KEY-----\n"
+     "MHcCAQEEIBkP3xT9mQ2vL8nR4wY7zA1cE6fH0jK5sU2oI9pG3bN7\n-----END EC PRIVATE KEY-----",
+     "MHcCAQEEIBkP3xT9mQ2vL8nR4wY7zA1cE6fH0jK5sU2oI9pG3bN7"),
+    ("token: 2025-02-03T17:42:19Zq8Lm", "2025-02-03T17:42:19Zq8Lm"),
+])
+def test_credentials_beside_those_configurations_are_still_redacted(text, secret):
+    assert _hides(text, secret), redact_secrets(text)[0]

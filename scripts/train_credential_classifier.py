@@ -20,7 +20,9 @@ The threshold is chosen without the held-out data, on what the pipeline would do
 dev split is scored by a model trained on the others (leave one set out), each of its items is
 played through the rules and the classifier at every candidate threshold, bare and after a
 speaker's name (events come both ways), and the lowest threshold is taken at which the
-classifier adds at most LOOKALIKE_SHARE of the dev look-alikes to those the rules refuse.
+classifier adds at most LOOKALIKE_SHARE of the dev look-alikes to those the rules refuse and
+withholds at most ORDINARY_SHARE of the ordinary dev texts (every fact phrasing with every value,
+small talk, LoCoMo's tune turns), scored the same way.
 
     .venv/bin/python -m memoryapp.embedded exec -- .venv/bin/python scripts/train_credential_classifier.py
 """
@@ -43,6 +45,12 @@ OUT = ROOT / "memoryapp" / "credential_classifier.json"
 C = 10.0  # inverse regularisation; chosen by the leave-one-set-out runs on dev (1, 3, 10, 30 tried)
 # The issue's budget for refused look-alikes (2 %), given to the classifier on top of the rules'.
 LOOKALIKE_SHARE = 0.02
+# ... and of ordinary messages (facts, small talk, LoCoMo's turns) it may withhold: one in 2,000
+# (the rules withhold none of them).
+ORDINARY_SHARE = 0.0005
+# blind_v12 came after this recipe was chosen and judged it whole; its dev half is for rule work
+# until a fresher set can judge a model that learnt from it.
+HELD_FROM_TRAINING = frozenset({"blind_v12"})
 # An episode is embedded as "speaker: text" when the event names its speaker, and the prefix
 # moves the vector: every text is also learnt with one of these names before it.
 SPEAKERS = ["user", "Maria Lopez", "Tom", "Priya", "Sam", "Anna", "Jon Baker", "Leila", "Chen Wei", "Olu",
@@ -79,6 +87,8 @@ def dev_items() -> list[Item]:
 
     items = []
     for path in sorted(DATA.glob("*/secrets.json")):
+        if path.parent.name in HELD_FROM_TRAINING:
+            continue
         data = json.loads(path.read_text())
         for listname in ("secrets", "harmless"):
             for entry in data[listname]:
@@ -102,9 +112,10 @@ def dev_items() -> list[Item]:
     return items
 
 
-def other_dev_texts() -> list[tuple[str, str]]:
-    """(text, group): dev texts that hold no credential: fact phrasings with a value filled in,
-    small talk, and the turns of LoCoMo's tune conversations."""
+def other_dev_texts(*, every_value: bool = False) -> list[tuple[str, str]]:
+    """(text, group): dev texts that hold no credential: fact phrasings with a value filled in
+    (one drawn at random, or each of the attribute's values), small talk, and the turns of
+    LoCoMo's tune conversations."""
     rows = []
     for path in sorted(DATA.glob("*/attributes.json")):
         rng = random.Random(path.parent.name)
@@ -114,7 +125,8 @@ def other_dev_texts() -> list[tuple[str, str]]:
             for key in ("first", "change"):
                 for text, split in zip(attribute.get(key, []), attribute.get(f"{key}_split", [])):
                     if split == "dev":
-                        rows.append((text.replace("{v}", rng.choice(attribute["values"])), path.parent.name))
+                        values = attribute["values"] if every_value else [rng.choice(attribute["values"])]
+                        rows += [(text.replace("{v}", value), path.parent.name) for value in values]
     for path in sorted(DATA.glob("*/small_talk.json")):
         rows += [(item["text"], path.parent.name) for item in json.loads(path.read_text()) if item["split"] == "dev"]
     from bench.locomo_data import TUNE_SPLIT, load_conversations
@@ -153,11 +165,13 @@ def main() -> None:
     from sklearn.linear_model import LogisticRegression
 
     from memoryapp import embeddings
+    from memoryapp.credential_classifier import may_withhold
 
     items = dev_items()
     # What the classifier is asked about: messages the rules leave as they are.
     messages = [(m, item.group) for item in items for m in item.messages if not m.redacted]
-    others = other_dev_texts()
+    # Facts are what a person's messages mostly are: each fact phrasing with each of its values.
+    others = list(dict.fromkeys(other_dev_texts(every_value=True)))
     names = random.Random(8)
     texts = [m.stored for m, _ in messages] + [t for t, _ in others]
     texts += [f"{names.choice(SPEAKERS)}: {text}" for text in texts]
@@ -168,16 +182,26 @@ def main() -> None:
     # A message's two vectors, bare (an event without a speaker) and after a speaker's name.
     forms = [X[:len(messages)], X[len(y) // 2:len(y) // 2 + len(messages)]]
 
+    # Ordinary dev texts, each fact phrasing with every value, that something could be a value in:
+    # the threshold must not withhold them (a person's facts are what memory is for).
+    ordinary = [(text, group) for text, group in dict.fromkeys(other_dev_texts(every_value=True))
+                if may_withhold(text)]
+    ordinary_vectors = embeddings.embed_texts([text for text, _ in ordinary])
+    ordinary_groups = np.array([group for _, group in ordinary])
+    ordinary_scores = np.full(len(ordinary), -np.inf)
+
     # Leave one set out: each set's dev messages scored, in both forms, by a model that never
     # saw that set; the threshold must serve both.
     scores = [{}, {}]
     sets = sorted({item.group for item in items})
-    for group in sets:
+    for group in sorted(set(sets) | set(ordinary_groups)):
         model = LogisticRegression(C=C, max_iter=5000).fit(X[groups != group], y[groups != group])
         mine = [i for i, (_, g) in enumerate(messages) if g == group]
         for form, vectors in zip(scores, forms):
-            for i, logit in zip(mine, model.decision_function(vectors[mine])):
+            for i, logit in zip(mine, model.decision_function(vectors[mine]) if mine else []):
                 form[id(messages[i][0])] = float(logit)
+        if (theirs := ordinary_groups == group).any():
+            ordinary_scores[theirs] = model.decision_function(ordinary_vectors[theirs])
 
     def played(threshold: float) -> tuple[int, int]:
         both = [outcome(items, form, threshold) for form in scores]
@@ -186,8 +210,15 @@ def main() -> None:
     rules_stored, rules_refused = played(float("inf"))
     lookalikes = sum(not item.credential for item in items)
     budget = rules_refused + LOOKALIKE_SHARE * 2 * lookalikes
-    threshold = min((float(t) for t in np.arange(-3.0, 8.0, 0.05) if played(t)[1] <= budget), default=8.0)
+    ordinary_budget = ORDINARY_SHARE * len(ordinary_scores)
+    threshold = min((float(t) for t in np.arange(-3.0, 8.0, 0.05) if played(t)[1] <= budget
+                     and (ordinary_scores >= t).sum() <= ordinary_budget), default=8.0)
     stored, refused = played(threshold)
+    ordinary_withheld = int((ordinary_scores >= threshold).sum())
+    for probability in (0.4, 0.5, 0.6, 0.7, 0.8, 0.9):  # the trade around it, for the record
+        logit = float(np.log(probability / (1 - probability)))
+        print(f"  at {probability:.2f}: stored / refused {played(logit)}, ordinary withheld "
+              f"{int((ordinary_scores >= logit).sum())} of {len(ordinary_scores)}")
 
     model = LogisticRegression(C=C, max_iter=5000).fit(X, y)
     probability = float(1 / (1 + np.exp(-threshold)))
@@ -201,12 +232,14 @@ def main() -> None:
                        "split": "dev only; LoCoMo's tune conversations; messages the rules leave as they are"},
         "leave_one_set_out": {"credentials": credentials, "lookalikes": lookalikes, "forms": ["bare", "after a speaker"],
                               "rules_alone": {"stored": rules_stored, "refused": rules_refused},
-                              "with_classifier": {"stored": stored, "refused": refused}},
+                              "with_classifier": {"stored": stored, "refused": refused},
+                              "ordinary": {"texts": len(ordinary_scores), "withheld": ordinary_withheld}},
     }, indent=1) + "\n")
     print(f"{len(texts)} texts, {int(y.sum())} with a credential; threshold {probability:.3f}")
     print(f"leave one set out, {credentials} dev credentials / {lookalikes} look-alikes, each bare and after a "
           f"speaker's name: rules alone "
           f"{rules_stored} stored / {rules_refused} refused; with the classifier {stored} / {refused}")
+    print(f"ordinary dev texts that could hold a value: {ordinary_withheld} of {len(ordinary_scores)} withheld")
     print(f"wrote {OUT.relative_to(ROOT)}")
 
 

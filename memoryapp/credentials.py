@@ -837,7 +837,7 @@ def _digit_count(value: str) -> int:
 # A value masked or left to be filled in says nothing ("REDACTED", "********", "sk_live_••••3xQ9",
 # "your-password-here", "changeme"; "changeme2024!" is a password).
 _MASKED = (r"(?i:redacted|removed|hidden|masked|changeme|change[-_]me|x{3,}|\*{3,}|todo|tbd|n/a|"
-           r"your[-_][\w-]*[-_]here|[\w-]{0,12}•{3,}[\w-]{0,6})")
+           r"your[-_][\w-]*[-_]here|[a-z]+(?:[-_][a-z]+)*[-_]here|[\w-]{0,12}•{3,}[\w-]{0,6})")
 # (a lowercase name holds no digit: "env.prod7k2m9x4q1" is a token)
 _NAME = r"(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*|[a-z]+(?:_[a-z]+)*|[a-z]+(?:[A-Z][a-z]+)+)"
 # Templates, substitutions and lookups in brackets, each read at most a line's worth (no
@@ -858,7 +858,7 @@ _VAULT_SYNTAX = r"@Microsoft\.KeyVault\([^()\n]{0,300}\)|\bref\+[a-z0-9]+://[^\s
 # ... anywhere in a text (safety.find_secrets drops what is found inside one)
 VAULT_REFERENCE = re.compile(_VAULT_SYNTAX + r"|\bop://[\w./-]{1,300}")
 _REFERENCE = re.compile(
-    r"(?:" + _TEMPLATE + r"|\$[A-Z_][A-Z0-9_]*|%\(\w+\)s|<[A-Za-z][A-Za-z_ -]{0,60}>"
+    r"(?:" + _TEMPLATE + r"|\$[A-Z_][A-Z0-9_]*|%\(\w+\)s|<[A-Za-z][A-Za-z_ -]{0,60}>|<[A-Z][A-Z0-9_]{0,60}>"
     r"|(?:secrets|env|vars?|ENV|process\.env|os\.environ)(?:\." + _NAME + r"|\[[\"']" + _NAME + r"[\"']\])+"
     r"|op://[\w./ -]+|arn:aws[\w-]*:(?:secretsmanager|ssm):[\w:/+=,.@-]+"
     r"|" + _VAULT_SYNTAX +

@@ -824,6 +824,8 @@ def test_findings_report_what_a_bare_code_or_pass_is(text):
     "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBGXk2c8BEADk7x2Lw9RzqPn4TfVh3sJ0bYcA1eGm6oKdQ8uWzNy5rHtX\n"
     "=Qm2z\n-----END PGP PUBLIC KEY BLOCK-----\nthat's the package signing key, safe to publish?",
     "[Peer]\nPublicKey = Hq3Vn8Lw2Ry7Tk1Mz5Pb9Xc4Jd6Fs0Ga8Eu2Wi7Yo1K=\nEndpoint = vpn.example.net:51820",
+    "define( 'MAIL_PASSWORD', 'mail_password_here' ); // from the sample config",
+    "SLACK_BOT_TOKEN=<SLACK_BOT_TOKEN_V2>",
     "2025-02-03T17:42:19.551Z INFO session token refreshed\n"
     "2025-02-03T17:42:20.009+01:00 WARN refresh token near expiry",
 ])
@@ -839,6 +841,7 @@ def test_look_alikes_of_blind_v12s_configurations_are_kept(text):
      "MHcCAQEEIBkP3xT9mQ2vL8nR4wY7zA1cE6fH0jK5sU2oI9pG3bN7\n-----END EC PRIVATE KEY-----",
      "MHcCAQEEIBkP3xT9mQ2vL8nR4wY7zA1cE6fH0jK5sU2oI9pG3bN7"),
     ("token: 2025-02-03T17:42:19Zq8Lm", "2025-02-03T17:42:19Zq8Lm"),
+    ("define( 'MAIL_PASSWORD', 'Fennel_here7' );", "Fennel_here7"),
 ])
 def test_credentials_beside_those_configurations_are_still_redacted(text, secret):
     assert _hides(text, secret), redact_secrets(text)[0]

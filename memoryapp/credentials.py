@@ -1074,24 +1074,25 @@ def _cue_ends_the_line(rest: str) -> bool:
     return not rest or rest.endswith((":", "=", "=>", "->", "→")) or last in _ASSIGNMENT
 
 
-# A name left without a value, then a blank line: what follows is another paragraph ("SENTRY_DSN=\n\nwhat's the
-# convention …").
-_BLANK_LINE = re.compile(r"\n[ \t\r]*\n")
 # A line that is an entry of a configuration of its own: "KEY=…", "key: …", "- key: …", "[section]".
-_ENTRY_LINE = re.compile(r"[ \t]*(?:-[ \t]+)?(?:(?P<key>[\w.-]+)[ \t]*(?:=|:(?=\s|$))|\[[\w .-]+\][ \t]*$)")
-
-
+_ENTRY_LINE = re.compile(r"[ \t]*(?:-[ \t]+)?(?:(?P<key>[\w.-]+)[ \t]*(?P<cue>=|:(?=\s|$))|\[[\w .-]+\][ \t]*(?=\n|$))")
 _CAMEL_CASE = re.compile(r"[a-z]+(?:[A-Z][a-z0-9]+)+")  # "existingSecretName"
+# A setting's name before "=": joined words or capitals ("DB_HOST", "db.host", "dbHost"), not a
+# plain word ("tiger=Blue42" may be the value).
+_SETTING_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)+|[A-Z][A-Z0-9]{2,}|[a-z]+(?:[A-Z][a-z0-9]+)+")
 
 
 def _an_entry_of_its_own(text: str, line_end: int) -> bool:
     """Whether the line after a name whose value was left empty ("DB_PASSWORD=", "password:") is
-    another entry ("DB_HOST=localhost", "  size: 20Gi"): then nothing was given, whatever the
-    entry holds. A value alone on the next line ("password:\n  hunter2") is still the value; a
-    value with "=" in it is no setting's name ("Xq7=kP2m!v")."""
+    another entry ("DB_HOST=localhost", "  size: 20Gi", "[database]"): then nothing was given,
+    whatever the entry holds. A value alone on the next line ("password:\n  hunter2") is still the
+    value, and so is one with "=" in it after a plain word ("tiger=Blue42", "Xq7=kP2m!v")."""
     entry = _ENTRY_LINE.match(text, line_end + 1)
-    return entry is not None and (entry["key"] is None or bool(_CONFIGURATION_KEY.fullmatch(entry["key"]))
-                                  or bool(_CAMEL_CASE.fullmatch(entry["key"])))
+    if entry is None or entry["key"] is None:
+        return entry is not None
+    if entry["cue"] == "=":
+        return bool(_SETTING_NAME.fullmatch(entry["key"]))
+    return bool(_CONFIGURATION_KEY.fullmatch(entry["key"]) or _CAMEL_CASE.fullmatch(entry["key"]))
 
 
 def _another_setting(setting: re.Match, text: str, at: int) -> bool:
@@ -1177,8 +1178,7 @@ def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
         if _names_a_setting(text, name_end, end):
             continue  # "- name: DB_PASSWORD\n  valueFrom:", "key: password": a configuration's names
         line_end = text.find("\n", name_end, end)
-        if line_end >= 0 and (not _cue_ends_the_line(text[name_end:line_end]) or _an_entry_of_its_own(text, line_end)
-                              or _BLANK_LINE.match(text, line_end)):
+        if line_end >= 0 and (not _cue_ends_the_line(text[name_end:line_end]) or _an_entry_of_its_own(text, line_end)):
             continue  # "id-token: write\n  contents: read …": a value read past the name's line was not given after it
         if _a_variables_name(text, end - len(last_word), end):
             continue  # "exports GITLAB_TOKEN, NPM_KEY", "the X-Api-Key header": names

@@ -288,21 +288,25 @@ def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) 
     if continues and (finding := continued_credential(normal)) is not None:
         found.append(SecretFinding(finding.kind, finding.start, finding.end))
     # A public key is meant to be handed out, whatever its body looks like, and a ciphertext
-    # opens only with its key; but only what was found by its shape, read as a private key ("our
-    # release signing key" under a public block's body), or named outside as a value ("my public
-    # key: ssh-ed25519 AAAA…"), is let go: a credential named in words inside a block ("Comment:
-    # bank PIN 4417") is still one, and so is a private key in its own frame.
+    # opens only with its key; but only what was found by its shape, a line of its body read as
+    # a private key from a name after the block ("our release signing key" under it), or what a
+    # word outside names as a value ("my public key: ssh-ed25519 AAAA…"), is let go: a credential
+    # named in words inside a block ("Comment: bank PIN 4417", "Comment: wallet private key L1a…")
+    # is still one, and so is a private key in its own frame.
     if public or sealed:
         opened_by_key = public + sealed
         found = [f for f in found if normal.startswith("-----BEGIN", f.start) or not any(
-            f.start < end and start < f.end and (f.kind in _SHAPE_KINDS or f.kind == "private_key" or f.start < start)
+            f.start < end and start < f.end and (f.kind in _SHAPE_KINDS or f.start < start or (
+                f.kind == "private_key" and not any(c.isspace() for c in normal[f.start:f.end])))
             for start, end in opened_by_key)]
     if pointed:  # kept in a vault: the path names the secret, whatever names it
         found = [f for f in found if not any(f.start < end and start < f.end for start, end in pointed)]
-    # A moment is no value, whatever stands near it (a log line's timestamp beside "token
-    # expired"), and neither is what a setting gives as a public key ("PublicKey = ZdRg…=").
-    found = [f for f in found if not _TIMESTAMP.fullmatch(normal, f.start, f.end)
-             and not _PUBLIC_KEY_SETTING.search(normal, max(0, f.start - 40), f.start)]
+    # A token's shape near a credential word is no value when it is a moment (a log line's
+    # timestamp beside "token expired") or what a setting gives as a public key ("PublicKey =
+    # ZdRg…="). Only shapes: a provider's token labelled "public_key" is still one, and so is a
+    # timestamp someone says is their password.
+    found = [f for f in found if f.kind not in _SHAPE_KINDS or not (
+        _TIMESTAMP.fullmatch(normal, f.start, f.end) or _PUBLIC_KEY_SETTING.search(normal, max(0, f.start - 40), f.start))]
     # Overlapping findings merge into one span (the one starting first names it): a token shape
     # inside a longer described credential must not leave the rest of that credential behind.
     merged: list[SecretFinding] = []

@@ -13,7 +13,7 @@ The held-out splits, and the sets held out whole, are what the classifier is jud
 the pipeline: bench/changing_facts_blind.py --phases secrets.
 
 It learns only from the messages it will be asked about: those the rules leave as they are
-(what they redact is theirs). A message whose credential the rules already cut would teach it
+(what they redact is theirs; they change none of the ordinary texts). A message whose credential the rules already cut would teach it
 the topic "credential" rather than what the rules miss, and pull look-alikes over the line.
 
 The threshold is chosen without the held-out data, on what the pipeline would do: each blind set's
@@ -22,7 +22,8 @@ played through the rules and the classifier at every candidate threshold, bare a
 speaker's name (events come both ways), and the lowest threshold is taken at which the
 classifier adds at most LOOKALIKE_SHARE of the dev look-alikes to those the rules refuse and
 withholds at most ORDINARY_SHARE of the ordinary dev texts (every fact phrasing with every value,
-small talk, LoCoMo's tune turns), scored the same way.
+small talk, LoCoMo's tune turns), scored leave one set out, bare (a speaker's name before them
+lowered the scores looked at).
 
     .venv/bin/python -m memoryapp.embedded exec -- .venv/bin/python scripts/train_credential_classifier.py
 """
@@ -139,7 +140,9 @@ def other_dev_texts(*, every_value: bool = False) -> list[tuple[str, str]]:
 def outcome(items: list[Item], scores: dict, threshold: float) -> tuple[int, int]:
     """(credentials stored, look-alikes refused) when the rules and the classifier at
     `threshold` (a logit) read `items`, as the pipeline does: a withheld message is dropped
-    whole, and the sender's next message is read as continuing it."""
+    whole, and the sender's next message is read as continuing it. (The pipeline carries the
+    chain on when that continuation itself ends on a credential's word; no set holds an item of
+    more than two messages, so it is not played here.)"""
     stored = refused = 0
     for item in items:
         kept, withheld_before, any_withheld = [], False, False

@@ -826,6 +826,7 @@ def test_findings_report_what_a_bare_code_or_pass_is(text):
     "[Peer]\nPublicKey = Hq3Vn8Lw2Ry7Tk1Mz5Pb9Xc4Jd6Fs0Ga8Eu2Wi7Yo1K=\nEndpoint = vpn.example.net:51820",
     "define( 'MAIL_PASSWORD', 'mail_password_here' ); // from the sample config",
     "SLACK_BOT_TOKEN=<SLACK_BOT_TOKEN_V2>",
+    "SMTP_PASSWORD=\n[smtp]\nhost=mail.internal",
     "2025-02-03T17:42:19.551Z INFO session token refreshed\n"
     "2025-02-03T17:42:20.009+01:00 WARN refresh token near expiry",
 ])
@@ -842,6 +843,14 @@ def test_look_alikes_of_blind_v12s_configurations_are_kept(text):
      "MHcCAQEEIBkP3xT9mQ2vL8nR4wY7zA1cE6fH0jK5sU2oI9pG3bN7"),
     ("token: 2025-02-03T17:42:19Zq8Lm", "2025-02-03T17:42:19Zq8Lm"),
     ("define( 'MAIL_PASSWORD', 'Fennel_here7' );", "Fennel_here7"),
+    # (a review of those exemptions: each of these was let through by a first form)
+    ('{"public_key": "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "env": "prod"}', "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
+    ("Your temporary password is:\n\nmarmalade\n\nPlease change it after you sign in.", "marmalade"),
+    ("-----BEGIN PGP PUBLIC KEY BLOCK-----\nComment: cold wallet private key KzT8mQ2vL9nR4wY7zA1cE6fH0jK5sU2oI9pG3bN7xQ4\n\n"
+     "mQINBGXk2c8BEADk7x2Lw9RzqPn4TfVh3sJ0bYcA1eGm6oKdQ8uWzNy5rHtX\n-----END PGP PUBLIC KEY BLOCK-----",
+     "KzT8mQ2vL9nR4wY7zA1cE6fH0jK5sU2oI9pG3bN7xQ4"),
+    ("my password:\n  otter=Maple31", "otter=Maple31"),
+    ("2023-11-30T09:12:44Z is the password I set for the router", "2023-11-30T09:12:44Z"),
 ])
 def test_credentials_beside_those_configurations_are_still_redacted(text, secret):
     assert _hides(text, secret), redact_secrets(text)[0]

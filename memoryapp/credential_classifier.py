@@ -16,8 +16,9 @@ credentials to it; those are left to the rules.
 
 The weights (credential_classifier.json) come from scripts/train_credential_classifier.py, on
 the dev splits of the blind sets and LoCoMo's tune conversations, and only on the messages it is
-asked about (those the rules leave as they are); they belong to one embedding model. With another model, or with MEMORY_CREDENTIAL_CLASSIFIER off, nothing is suspected and
-the rules alone decide, as before.
+asked about (those the rules leave as they are); they belong to one embedding model. With
+another model, or with MEMORY_CREDENTIAL_CLASSIFIER off, nothing is suspected and the rules alone
+decide, as before.
 """
 from __future__ import annotations
 

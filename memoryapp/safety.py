@@ -306,7 +306,8 @@ def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) 
     # ZdRg…="). Only shapes: a provider's token labelled "public_key" is still one, and so is a
     # timestamp someone says is their password.
     found = [f for f in found if f.kind not in _SHAPE_KINDS or not (
-        _TIMESTAMP.fullmatch(normal, f.start, f.end) or _PUBLIC_KEY_SETTING.search(normal, max(0, f.start - 40), f.start))]
+        _TIMESTAMP.fullmatch(normal, f.start, f.end)
+        or _PUBLIC_KEY_SETTING.search(normal, max(0, f.start - 40), f.start))]
     # Overlapping findings merge into one span (the one starting first names it): a token shape
     # inside a longer described credential must not leave the rest of that credential behind.
     merged: list[SecretFinding] = []

@@ -13,8 +13,9 @@ The held-out splits, and the sets held out whole, are what the classifier is jud
 the pipeline: bench/changing_facts_blind.py --phases secrets.
 
 It learns only from the messages it will be asked about: those the rules leave as they are
-(what they redact is theirs; they change none of the ordinary texts). A message whose credential the rules already cut would teach it
-the topic "credential" rather than what the rules miss, and pull look-alikes over the line.
+(what they redact is theirs; they change none of the ordinary texts). A message whose credential
+the rules already cut would teach it the topic "credential" rather than what the rules miss, and
+pull look-alikes over the line. Facts, the most of what people send, are learnt with each value.
 
 The threshold is chosen without the held-out data, on what the pipeline would do: each blind set's
 dev split is scored by a model trained on the others (leave one set out), each of its items is
@@ -233,7 +234,8 @@ def main() -> None:
         "weights": [round(float(w), 6) for w in model.coef_[0]],
         "trained_on": {"texts": len(texts), "credentials": int(y.sum()), "sets": sets + ["locomo"],
                        "split": "dev only; LoCoMo's tune conversations; messages the rules leave as they are"},
-        "leave_one_set_out": {"credentials": credentials, "lookalikes": lookalikes, "forms": ["bare", "after a speaker"],
+        "leave_one_set_out": {"credentials": credentials, "lookalikes": lookalikes,
+                              "forms": ["bare", "after a speaker"],
                               "rules_alone": {"stored": rules_stored, "refused": rules_refused},
                               "with_classifier": {"stored": stored, "refused": refused},
                               "ordinary": {"texts": len(ordinary_scores), "withheld": ordinary_withheld}},

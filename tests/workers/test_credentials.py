@@ -837,8 +837,10 @@ def test_look_alikes_of_blind_v12s_configurations_are_kept(text):
 @pytest.mark.parametrize("text,secret", [
     ("SMTP_PASSWORD=\n  Quill7!harbour", "Quill7!harbour"),
     ("mail:\n  password:\n    Lantern$Fig42", "Lantern$Fig42"),
-    ("[Interface]\nPrivateKey = Hq3Vn8Lw2Ry7Tk1Mz5Pb9Xc4Jd6Fs0Ga8Eu2Wi7Yo1K=", "Hq3Vn8Lw2Ry7Tk1Mz5Pb9Xc4Jd6Fs0Ga8Eu2Wi7Yo1K="),
-    ("-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ2lq\n-----END CERTIFICATE-----\n-----BEGIN EC PRIVATE KEY-----\n"
+    ("[Interface]\nPrivateKey = Hq3Vn8Lw2Ry7Tk1Mz5Pb9Xc4Jd6Fs0Ga8Eu2Wi7Yo1K=",
+     "Hq3Vn8Lw2Ry7Tk1Mz5Pb9Xc4Jd6Fs0Ga8Eu2Wi7Yo1K="),
+    ("-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ2lq\n-----END CERTIFICATE-----\n"
+     "-----BEGIN EC PRIVATE KEY-----\n"
      "MHcCAQEEIBkP3xT9mQ2vL8nR4wY7zA1cE6fH0jK5sU2oI9pG3bN7\n-----END EC PRIVATE KEY-----",
      "MHcCAQEEIBkP3xT9mQ2vL8nR4wY7zA1cE6fH0jK5sU2oI9pG3bN7"),
     ("token: 2025-02-03T17:42:19Zq8Lm", "2025-02-03T17:42:19Zq8Lm"),
@@ -846,7 +848,8 @@ def test_look_alikes_of_blind_v12s_configurations_are_kept(text):
     # (a review of those exemptions: each of these was let through by a first form)
     ('{"public_key": "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "env": "prod"}', "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
     ("Your temporary password is:\n\nmarmalade\n\nPlease change it after you sign in.", "marmalade"),
-    ("-----BEGIN PGP PUBLIC KEY BLOCK-----\nComment: cold wallet private key KzT8mQ2vL9nR4wY7zA1cE6fH0jK5sU2oI9pG3bN7xQ4\n\n"
+    ("-----BEGIN PGP PUBLIC KEY BLOCK-----\n"
+     "Comment: cold wallet private key KzT8mQ2vL9nR4wY7zA1cE6fH0jK5sU2oI9pG3bN7xQ4\n\n"
      "mQINBGXk2c8BEADk7x2Lw9RzqPn4TfVh3sJ0bYcA1eGm6oKdQ8uWzNy5rHtX\n-----END PGP PUBLIC KEY BLOCK-----",
      "KzT8mQ2vL9nR4wY7zA1cE6fH0jK5sU2oI9pG3bN7xQ4"),
     ("my password:\n  otter=Maple31", "otter=Maple31"),

@@ -99,14 +99,16 @@ SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
 ]
 
 
-# An SSH public key (its type, then its base64 body) or a PEM public key or certificate.
+# An SSH public key (its type, then its base64 body), a PEM public key or certificate, or the
+# value of a setting named as a public key ("PublicKey = ZdRg…=", WireGuard's peers).
 # (A block's body never crosses another BEGIN line: a private key inside a certificate's frame
 # stays a private key, and an unclosed frame costs one pass.)
 PUBLIC_KEY = re.compile(
     r"\b(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d{3}|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)"
     r"\s+AAAA[A-Za-z0-9+/]+=*"
     r"|-----BEGIN (?P<frame>(?:SSH2 |RSA |EC |PGP )?(?:PUBLIC KEY(?: BLOCK)?|CERTIFICATE))-----"
-    r"(?:(?!-----BEGIN )[^-]|-(?!----BEGIN ))*?-----END (?P=frame)-----")
+    r"(?:(?!-----BEGIN )[^-]|-(?!----BEGIN ))*?-----END (?P=frame)-----"
+    r"|(?i:\b(?:public|pub)[ _-]?key)[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z0-9+/=_-]{20,}")
 
 # A secret already encrypted by the tools made to keep secrets in a repository or a config:
 # Ansible Vault's header and hex lines, a SealedSecret's values (kubeseal's "Ag…"), a SOPS value
@@ -302,12 +304,9 @@ def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) 
     if pointed:  # kept in a vault: the path names the secret, whatever names it
         found = [f for f in found if not any(f.start < end and start < f.end for start, end in pointed)]
     # A token's shape near a credential word is no value when it is a moment (a log line's
-    # timestamp beside "token expired") or what a setting gives as a public key ("PublicKey =
-    # ZdRg…="). Only shapes: a provider's token labelled "public_key" is still one, and so is a
-    # timestamp someone says is their password.
-    found = [f for f in found if f.kind not in _SHAPE_KINDS or not (
-        _TIMESTAMP.fullmatch(normal, f.start, f.end)
-        or _PUBLIC_KEY_SETTING.search(normal, max(0, f.start - 40), f.start))]
+    # timestamp beside "token expired"). Only shapes: a timestamp someone says is their password
+    # is still one. (Not in credential_shaped: that would let the password go too.)
+    found = [f for f in found if f.kind not in _SHAPE_KINDS or not _TIMESTAMP.fullmatch(normal, f.start, f.end)]
     # Overlapping findings merge into one span (the one starting first names it): a token shape
     # inside a longer described credential must not leave the rest of that credential behind.
     merged: list[SecretFinding] = []
@@ -327,8 +326,6 @@ def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) 
 
 REDACTION_MARKER = re.compile(r"\[redacted ([a-z_]+)\]")
 
-# A setting that names a public key, right before its value: "PublicKey = ", "public_key: ".
-_PUBLIC_KEY_SETTING = re.compile(r"(?i)\b(?:public|pub)[ _-]?key[\"']?[ \t]*[:=][ \t]*[\"']?$")
 # An ISO 8601 date and time, as logs and APIs print it ("2024-06-12T08:15:02.114Z").
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?")
 

@@ -380,7 +380,7 @@ _DIGITS = re.compile(r"^\d+$")
 # are printed to be read out (app passwords, licence keys, recovery codes).
 _GROUPED = re.compile(r"^[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6}){2,}$")
 # "a 4-digit code", "a 12-character password", "24-hour": a number describing a word.
-_DESCRIPTOR = re.compile(r"^\d+-[a-z]{3,}$")
+_DESCRIPTOR = re.compile(r"^\d+(?:-[a-z]{2,})*-[a-z]{3,}$")  # ("6-digit", "64-hex-char")
 # "50k" is a salary, "48392017K" is not: only a short number takes the k.
 # An amount is a number with a currency sign or code at one end: "Girasol_2020$" is no amount.
 _MONEY = re.compile(r"^[$€£¥][\d.,]+(?:k|m|bn)?(?:/\w+)?$|^[\d.,]+(?:k|m|bn)?(?:[$€£¥]|eur|usd|gbp)(?:/\w+)?$"
@@ -860,7 +860,7 @@ VAULT_REFERENCE = re.compile(_VAULT_SYNTAX + r"|\bop://[\w./-]{1,300}")
 _REFERENCE = re.compile(
     r"(?:" + _TEMPLATE + r"|\$[A-Z_][A-Z0-9_]*|%\(\w+\)s|<[A-Za-z][A-Za-z_ -]{0,60}>|<[A-Z][A-Z0-9_]{0,60}>"
     r"|(?:secrets|env|vars?|ENV|process\.env|os\.environ)(?:\." + _NAME + r"|\[[\"']" + _NAME + r"[\"']\])+"
-    r"|op://[\w./ -]+|arn:aws[\w-]*:(?:secretsmanager|ssm):[\w:/+=,.@-]+"
+    r"|op://[\w./ -]+|arn:aws[\w-]*:[\w-]+:[\w-]*:\d{0,12}:[\w:/+=,.@-]+"
     r"|" + _VAULT_SYNTAX +
     r"|(?i:null|none|nil|true|false|undefined)|" + _MASKED + r"|\[" + _MASKED + r"\])"
     r"(?=[\s\"'`,;)\]}]|$)")
@@ -1175,6 +1175,8 @@ def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
         last_word = value.split()[-1] if value.split() else ""
         if refers_elsewhere(text[name_end:name_end + 200]) or refers_elsewhere(last_word):
             continue  # "DB_PASSWORD=${DB_PASSWORD}", "password: null", "pass it with TF_VAR_DB_PASSWORD"
+        if "/" in last_word and _NAMED_FILE.match(last_word.rstrip(_EDGE_PUNCTUATION + ":")):
+            continue  # "keys from /.well-known/jwks.json": where they are kept, a file's path
         if _names_a_setting(text, name_end, end):
             continue  # "- name: DB_PASSWORD\n  valueFrom:", "key: password": a configuration's names
         line_end = text.find("\n", name_end, end)
@@ -1757,6 +1759,21 @@ _PATH = re.compile(r"^(?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]*)+$")
 _RESOURCE_NAME = re.compile(r"(?i)^(?:arn:[\w-]+:[\w-]*:[\w-]*:\d*:|urn:[\w-]+:)[^\s;=,]+$"
                             r"|^[\w.-]+/[\w./-]+@(?:v\d+(?:\.\d+)*|\d+(?:\.\d+)+)$"
                             r"|^[\w-]+(?:\.[\w-]+)+/v\d+(?:(?:alpha|beta)\d*)?$")
+# What names or describes a thing rather than unlocking one: a digest labelled by its algorithm
+# (an image's "sha256:1f3a…", a key's fingerprint "SHA256:5PYV…", a lock file's "sha512-…"), a
+# file's name ("Win11_23H2_x64.iso", "dist/app.tar.gz"), a key combination ("Ctrl+Alt+Del"), a
+# token's prefix alone ("sk_live_", "lr_test_"), a setting's name left empty ("SENTRY_DSN=").
+_DIGEST = re.compile(r"(?i)^(?:sha(?:1|224|256|384|512)|sha3-(?:224|256|384|512)|md5|blake2[bs]?(?:-\d+)?)"
+                     r"[:-][A-Za-z0-9+/=_-]{16,}$")
+_NAMED_FILE = re.compile(r"(?i)^[\w.~/-]*\w\.(?:iso|img|zip|tar|gz|tgz|bz2|xz|7z|rar|dmg|exe|msi|deb|rpm|apk|jar|whl|"
+                         r"pdf|docx?|xlsx?|pptx?|csv|tsv|json|ya?ml|toml|ini|cfg|conf|txt|md|log|py|js|ts|go|rs|java|"
+                         r"rb|php|sh|ps1|bat|html?|css|png|jpe?g|gif|svg|webp|mp3|mp4|mov|avi|mkv|wav|flac|sql|bak|"
+                         r"pem|crt|cer|pub|der|p12|pfx|kdbx|ovpn)$")
+_KEY_COMBINATION = re.compile(r"(?i)^(?:ctrl|control|alt|altgr|option|opt|shift|cmd|command|win|super|meta|fn)"
+                              r"(?:\+[^\s+]{1,10})+$")
+_PREFIX_ALONE = re.compile(r"^[a-z]{2,8}(?:[_-][a-z]{2,8}){0,2}[_-]$")
+_NAME_LEFT_EMPTY = re.compile(r"^(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:[_.][a-z0-9]+)+)=$")
+_NAMES_A_THING = (_DIGEST, _NAMED_FILE, _KEY_COMBINATION, _PREFIX_ALONE, _NAME_LEFT_EMPTY)
 _EMAIL = re.compile(r"^[\w.+-]+@[\w-]+\.[\w.]+$")
 _ADDRESS = re.compile(r"@[\w-]+\.|://|^www\.", re.I)
 _SENTENCE_END = (".", "!", "?", ";")
@@ -1776,8 +1793,11 @@ def _shape(value: str, previous: str) -> str | None:
         return None  # "data:image/png;base64,iVBOR…": a picture or a sound inlined, not a secret
     if _MEASURE.match(value):
         return None
-    if _PATH.match(value) or _RESOURCE_NAME.match(value):
+    named = value.rstrip(":;,")  # ("keys from /.well-known/jwks.json:")
+    if _PATH.match(named) or _RESOURCE_NAME.match(value):
         return None  # a file's path says where something is kept, not what it is
+    if any(pattern.match(named) for pattern in _NAMES_A_THING):
+        return None
     if _ADDRESS.search(value):
         return None  # an e-mail address or a link is a way to reach someone, not a secret
     if _is_phone(value):
@@ -1809,6 +1829,92 @@ def _shape(value: str, previous: str) -> str | None:
     if len(value) >= 8 and upper and lower and digits:
         return "strong_symbol" if _SYMBOL_INSIDE.search(value) and not _FILE_NAME.search(value) else "strong"
     return "mixed" if letters else "digits"
+
+
+# An element of markup read as one token once its brackets are stripped: "id>nexus-releases</id",
+# a tag alone ("/server", "server" of "<server>").
+_ELEMENT = re.compile(r"([A-Za-z][\w.:-]*)>([^<>]*)</\1")
+_TAG = re.compile(r"/?[A-Za-z][\w.:-]*")
+# A lookup with a fallback: the fallback, if it is a value, is _fallbacks' to judge.
+_LOOKUP_WITH_FALLBACK = re.compile(r"\$\{[A-Za-z_][\w.-]{0,80}:")
+_REFERENCES_IN_TOKEN = re.compile(_TEMPLATE + r"|\$[A-Z_][A-Z0-9_]*")
+_PATH_WORDS = re.compile(r"[/._:?=&#-]+")
+_API_VERSION = re.compile(r"v\d{1,2}")
+
+
+def _markup_or_lookup(text: str, start: int, end: int, shape: str) -> bool:
+    """Whether the candidate text[start:end] is markup or a lookup rather than a value: a tag
+    alone, another element than a credential's with a value that is not random (a random value
+    is a secret whatever its element), a lookup with a fallback, or a link or a path built of
+    references and words ("${CI_API_V4_URL}/projects/${CI_PROJECT_ID}/packages")."""
+    token = text[start:end]
+    if text[start - 1:start] == "<" and _TAG.fullmatch(token):
+        return True
+    if (element := _ELEMENT.fullmatch(token)) is not None:
+        if refers_elsewhere(element[2]):
+            return True  # "<token>${env.REPO_TOKEN}</token>"
+        return element[1].lower() not in _HOLDERS and not credential_words(_spaced(element[1])) and _shape(element[2], "") not in ("random", "random_mixed")
+    if _LOOKUP_WITH_FALLBACK.match(token):
+        return True
+    if "$" not in token and "{" not in token:
+        return False
+    rest, references = _REFERENCES_IN_TOKEN.subn(" ", token)
+    return references > 0 and all(piece.isalpha() or _API_VERSION.fullmatch(piece)
+                                  for piece in _PATH_WORDS.split(rest.replace(" ", "/")) if piece)
+
+
+# A line that is one entry of a configuration with its value: "size: 20Gi", "- image: postgres:16",
+# "duration_seconds = 3600", '"kid": "0bb2…",', "<id>nexus-releases</id>".
+_VALUED_ENTRY = re.compile(r"[ \t]*(?:-[ \t]+)?[\"']?(?P<key>[A-Za-z_][\w.-]*)[\"']?[ \t]*(?:=|:(?=[ \t]))[ \t]*"
+                           r"(?P<value>\S(?:.*\S)?)[ \t]*"
+                           r"|[ \t]*<(?P<element>[A-Za-z][\w.:-]*)>(?P<content>[^<>\n]+)</(?P=element)>[ \t]*")
+# Keys that hold what the entry above them names ("- name: DB_PASSWORD\n  value: …",
+# 'default = "…"'): their value is that credential's.
+_HOLDERS = frozenset("value values val default data content contents text string plaintext raw literal "
+                     "secret secrets".split())
+
+
+def _entry_at(text: str, at: int) -> tuple[str, str] | None:
+    """The entry (its key, its value) of the configuration line holding text[at], if the line is one."""
+    line_start = text.rfind("\n", 0, at) + 1
+    line_end = text.find("\n", at)
+    entry = _VALUED_ENTRY.fullmatch(text, line_start, line_end if line_end >= 0 else len(text))
+    if entry is None:
+        return None
+    return (entry["key"], entry["value"]) if entry["key"] else (entry["element"], entry["content"])
+
+
+def _another_entrys_value(text: str, start: int, end: int, named: list[int]) -> bool:
+    """Whether the value text[start:end] is the whole value of a configuration's entry of its own
+    (a key that names no credential and holds nothing named above it), while every credential's
+    name near it (at `named`) is on another entry's line, with a value there: a sibling's name
+    does not reach it. A name above the entries ("password:" over "  prod: …", "[passwords]",
+    "the admin password:") gives them no value of its own, so it still reaches them."""
+    entry = _entry_at(text, start)
+    if entry is None or entry[1].strip("\"'`,;") != text[start:end].strip("\"'`,;"):
+        return False
+    key = entry[0]
+    if key.lower() in _HOLDERS or credential_words(_spaced(key)):
+        return False
+    line_start = text.rfind("\n", 0, start)
+    for at in named:
+        if text.rfind("\n", 0, at) == line_start:
+            return False
+        sibling = _entry_at(text, at)
+        if sibling is None or " " in sibling[1].strip() and not refers_elsewhere(sibling[1]):
+            return False
+    return bool(named)
+
+
+_IS = frozenset("is are was were 's ’s sits lives stays".split())
+_PLACED = frozenset("on in under underneath beneath behind inside at written printed stuck taped".split())
+
+
+def _placed_elsewhere(words: list, named: int) -> bool:
+    """Whether the credential named at words[named] is said to be somewhere ("password is on the
+    sticker", "the code's written inside the lid"); "… is in case you need it" says nothing of where."""
+    following = [w.lower() for _, w, _ in words[named + 1:named + 4]]
+    return len(following) >= 2 and following[0] in _IS and following[1] in _PLACED and following[1:3] != ["in", "case"]
 
 
 def _counted(words: list, count: int, end_count: int, named_just_before: bool) -> bool:
@@ -2066,6 +2172,8 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
         setting = _SETTING.match(token)
         if setting and _another_setting(setting, text, start) or _names_rather_than_gives(text, start, end, references):
             continue
+        if _markup_or_lookup(text, start, end, shape):
+            continue
         if _CLOCK.match(token) and not (count and (count - 1 in named or words[count - 1][0].endswith(":")
                                                    or words[count - 1][1].lower() in _ASSIGNMENT)):
             continue  # a log's "09:12:03"; but "PIN: 12:30:45", "locker combo 21:35:09"
@@ -2073,7 +2181,10 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
                      reach=_SENTENCE_REACH if shape in ("strong", "strong_symbol", "random", "random_mixed")
                      else _CONTEXT_REACH)
         # ("get the printer HL-L2350DW back on the wifi": a device before the network's name)
+        # ("network's TP-Link_5G_A41C, password is on the sticker": a credential said to be
+        # elsewhere takes no value from before it)
         kinds = {named[i] for i in near if i in named and not (i in network and i > count)
+                 and not (i > count and _placed_elsewhere(words, i))
                  and not (paragraph is not None and paragraph[i] > paragraph[count]
                           and sizes[paragraph[count]] > _ALONE_IN_A_PARAGRAPH)}
         # A bare "code" takes digits ("the discount code SUMMER20"), a bare "pass" anything but
@@ -2089,6 +2200,9 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
             kinds.add("api_key")  # "network Pinecone_24, key 7QH2-K9WX-4RTM": a random value named a key
         if shape not in ("random", "random_mixed"):
             kinds.discard("private_key")  # a key's size or name ("2048 bits", "id_rsa"), not the key
+            if kinds and "\n" in text and _another_entrys_value(
+                    text, start, end, [words[i][2] for i in near if i in named]):
+                continue  # "  size: 20Gi" under "userPasswordKey: password": the size's value
         score = SHAPE_SCORE[shape]
         score += CONTEXT_SCORE["credential_word"] if kinds else 0
         # (digits keyed with # or *: a door, a gate or a lock named near them)
@@ -2180,11 +2294,16 @@ def _hidden(text: str, inner) -> list[Finding]:
     return findings
 
 
+_DIGEST_LABEL = re.compile(r"(?i)\b(?:sha(?:1|224|256|384|512)|sha3-(?:224|256|384|512)|md5|blake2[bs]?)[:-]$")
+
+
 def _bare_key_material(text: str, inner) -> list[Finding]:
     findings = []
     for match in _BASE64_RUN.finditer(text):
         if _MEDIA_DATA_BEFORE.search(text, max(0, match.start() - 80), match.start()) and _inlined_media(match.group()):
             continue  # a picture's or a sound's bytes, inlined
+        if _DIGEST_LABEL.search(text, max(0, match.start() - 12), match.start()):
+            continue  # a digest ("SHA256:5PYV…", a key's fingerprint; "sha512-…"): what a hash printed
         run = match.group().rstrip("=")
         decoded = _decoded(match.group())
         if decoded and (inner(decoded) or len(decoded) <= _SHORT_ENCODED and any(

@@ -110,6 +110,29 @@ PUBLIC_KEY = re.compile(
     r"(?:(?!-----BEGIN )[^-]|-(?!----BEGIN ))*?-----END (?P=frame)-----"
     r"|(?i:\b(?:public|pub)[ _-]?key)[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z0-9+/=_-]{20,}")
 
+# A JSON Web Key (RFC 7517) without its private members is a public key ("n" and "e", or "x" and
+# "y": what a /.well-known/jwks.json publishes); "d" (and an RSA key's primes), or a symmetric
+# key's "k", make it a private one. Its members are strings and arrays of strings: no object
+# nests inside, so the object is read from the "{" before "kty" to the "}" after it.
+_JWK_TYPE = re.compile(r"\"kty\"\s*:")
+_JWK_PRIVATE = re.compile(r"\"(?:d|p|q|dp|dq|qi|k|oth)\"\s*:")
+
+
+def public_json_web_keys(text: str) -> list[tuple[int, int]]:
+    spans, last_end = [], 0
+    for match in _JWK_TYPE.finditer(text):
+        if match.start() < last_end:
+            continue  # (each object is read once: a text of many "kty" stays linear)
+        start, end = text.rfind("{", last_end, match.start()), text.find("}", match.end())
+        if end < 0:
+            break
+        last_end = end + 1
+        if start >= 0 and "}" not in text[start:match.start()] and text.find("{", match.end(), end) < 0 \
+                and not _JWK_PRIVATE.search(text, start, end):
+            spans.append((start, end + 1))
+    return spans
+
+
 # A secret already encrypted by the tools made to keep secrets in a repository or a config:
 # Ansible Vault's header and hex lines, a SealedSecret's values (kubeseal's "Ag…"), a SOPS value
 # in its whole form, a PGP or age message. What they print is a ciphertext only its key opens,
@@ -282,7 +305,7 @@ def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) 
     found += seed_phrases(normal)
     found += _named_seed_phrases(normal)
     found += login_pairs(normal)
-    public = [m.span() for m in PUBLIC_KEY.finditer(normal)]
+    public = [m.span() for m in PUBLIC_KEY.finditer(normal)] + public_json_web_keys(normal)
     sealed = [m.span() for m in CIPHERTEXT.finditer(normal)] if _MAY_BE_SEALED.search(normal) else []
     pointed = [m.span() for m in VAULT_REFERENCE.finditer(normal)] if _MAY_POINT_TO_A_VAULT.search(normal) else []
     found += [SecretFinding(f.kind, f.start, f.end)

@@ -857,3 +857,54 @@ def test_look_alikes_of_blind_v12s_configurations_are_kept(text):
 ])
 def test_credentials_beside_those_configurations_are_still_redacted(text, secret):
     assert _hides(text, secret), redact_secrets(text)[0]
+
+
+# blind_v12's dev half, second pass (this session): a value that belongs to another entry of
+# the configuration, markup, lookups, digests, file names, a public JSON Web Key, a credential
+# said to be somewhere else. Tested in other words than the set's.
+@pytest.mark.parametrize("text", [
+    "redis:\n  auth:\n    passwordKey: redis-password\n  master:\n    resources:\n      memory: 512Mi",
+    "[profile build]\nmfa_serial = arn:aws:iam::210987654321:mfa/ci-bot\nduration_seconds = 7200",
+    "app:\n  image: nginx:1.27.1\n  env:\n    SMTP_PASSWORD: ${SMTP_PASSWORD:?set it in .env}",
+    "db:\n  env:\n    MYSQL_DATABASE: ${MYSQL_DATABASE:-shop}\n    MYSQL_PASSWORD: ${MYSQL_PASSWORD}",
+    "<credentials>\n  <host>repo.internal</host>\n  <login>${env.REPO_USER}</login>\n"
+    "  <token>${env.REPO_TOKEN}</token>\n</credentials>",
+    'wget --header "Authorization: Bearer $API_TOKEN" "${BASE_URL}/v1/exports/${EXPORT_ID}/download"',
+    "pulled ghcr.io/acme/api@sha256:9c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d — "
+    "should I pin the token service image the same way?",
+    "ED25519 key fingerprint is SHA256:q7Zc1Lm9Xw2Rt5Yk8Nb3Vd6Hf0Gj4Sa1Pe7Uo2Ki9Mn.",
+    "sha1 (ubuntu-24.04-server-amd64.iso) = 2b7c1a4f9e0d3c6b8a5f2e1d0c9b8a7f6e5d4c3b, password prompt never shows up",
+    "the API key field takes a 40-hex-char string from the vendor portal",
+    "SSID Meridian_Guest_2G, the password is printed on the whiteboard",
+    'keys from /.well-known/jwks.json: {"keys":[{"kty":"EC","crv":"P-256","kid":"7f3a9c2e1b4d",'
+    '"x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}]} '
+    "— do clients cache the token signing keys?",
+    "hit Ctrl+Shift+Esc, then the password manager tab",
+    "Stripe keys start with sk_live_ or sk_test_, never paste either into chat",
+])
+def test_look_alikes_of_blind_v12s_second_pass_are_kept(text):
+    assert find_secrets(text) == [], redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("text,secret", [
+    # a credential's own entry, or entries under a credential's name, still give values
+    ("redis:\n  password:\n    primary: Quartz9!lane\n    replica: Fjord4#mill", "Quartz9!lane"),
+    ("[passwords]\nalice = Tundra8$kite", "Tundra8$kite"),
+    ("the admin passwords:\nstaging: Marble7!cove", "Marble7!cove"),
+    ("env:\n  - name: SMTP_PASSWORD\n    value: Cobalt3#reed", "Cobalt3#reed"),
+    ('variable "db_password" {\n  default = "Saffron6!gate"\n}', "Saffron6!gate"),
+    ("wifi_password: see below\nguest: Pebble5!moor", "Pebble5!moor"),
+    # markup and lookups with a value in them
+    ("<password>Lumen4!rock</password>", "Lumen4!rock"),
+    ("<token>\n  <value>Xq7Lm2Vt9Kp4Rz8Wn3Hs</value>\n</token>", "Xq7Lm2Vt9Kp4Rz8Wn3Hs"),
+    ("DB_PASSWORD: ${DB_PASSWORD:-Harbor_Lights_42}", "Harbor_Lights_42"),
+    ("the wifi password is ${HOME}Cedar77!", "Cedar77!"),
+    # a JSON Web Key with its private part is a private key
+    ('my signing jwk: {"kty":"RSA","kid":"a1","n":"UuNHyDMDihf6qQniBvbr5X6QJiwqou0GsfXPPNkFNBeb7SWt9GvXyvD",'
+     '"e":"AQAB","d":"Xk9mP2qL7vR4wT8yZ3nB6cD1fG5hJ0kMaB3dE5fG7hJ9kL2"}', "Xk9mP2qL7vR4wT8yZ3nB6cD1fG5hJ0kMaB3dE5fG7hJ9kL2"),
+    # said to be somewhere, then given, or given before "in case"
+    ("the password is on the sticker: Walnut8!brook", "Walnut8!brook"),
+    ("Pixel4#harbor is the password in case the laptop asks", "Pixel4#harbor"),
+])
+def test_credentials_beside_the_second_pass_are_still_redacted(text, secret):
+    assert _hides(text, secret), redact_secrets(text)[0]

@@ -317,7 +317,7 @@ _STOP = frozenset("in on at under behind inside written printed stored saved kep
                   "bloccato bloccata verlopen geblokkeerd".split())
 # The clause moved on: whatever comes next is not this credential's value.
 _BREAK = frozenset("and or but because so which while when if than must should has have needs expires expired "
-                   "has expired".split())
+                   "expire expiring has expired".split())
 # Right after the credential word, a noun it only describes: "password manager", "PIN pad",
 # "door code keypad" name things, not a credential.
 _DESCRIBED = frozenset("manager managers hint hints policy policies field prompt requirement requirements rule rules "
@@ -664,6 +664,9 @@ def value_end(text: str, start: int, *, wordy: bool, digits_only: bool = False, 
         if count == 0 and (lowered.lstrip("-_") in _DESCRIBED
                            or len(words) > 1 and _names_a_process(lowered, words[1][1])):
             return None  # ("password manager", "--secret-id prod/db", "password reset link")
+        if count == 0 and lowered in _PROCESS_OF and raw == word and not (
+                len(words) > 1 and words[1][1].lower() in ("to", "it", "is", "was")):
+            return None  # ("my password reset never came through"; not "the PIN reset to 0000")
         assigned = assigned or previous in _ASSIGNMENT
         # "the API key got rate limited after 1000 requests": 1000 is not its value.
         too_far = other_words > _MAX_UNASSIGNED_WORDS and not assigned
@@ -836,7 +839,7 @@ def _digit_count(value: str) -> int:
 
 # A value masked or left to be filled in says nothing ("REDACTED", "********", "sk_live_••••3xQ9",
 # "your-password-here", "changeme"; "changeme2024!" is a password).
-_MASKED = (r"(?i:redacted|removed|hidden|masked|changeme|change[-_]me|x{3,}|\*{3,}|todo|tbd|n/a|"
+_MASKED = (r"(?i:redacted|removed|hidden|masked|change[-_]?me(?:[-_][a-z]+)*|x{3,}|\*{3,}|todo|tbd|n/a|"
            r"your[-_][\w-]*[-_]here|[a-z]+(?:[-_][a-z]+)*[-_]here|[\w-]{0,12}•{3,}[\w-]{0,6})")
 # (a lowercase name holds no digit: "env.prod7k2m9x4q1" is a token)
 _NAME = r"(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*|[a-z]+(?:_[a-z]+)*|[a-z]+(?:[A-Z][a-z]+)+)"
@@ -1095,6 +1098,9 @@ def _an_entry_of_its_own(text: str, line_end: int) -> bool:
     return bool(_CONFIGURATION_KEY.fullmatch(entry["key"]) or _CAMEL_CASE.fullmatch(entry["key"]))
 
 
+_NAMES_A_FILE = re.compile(r"(?i)[_.-](?:file|path|dir|filename|location)$")
+
+
 def _another_setting(setting: re.Match, text: str, at: int) -> bool:
     """Whether the setting "NAME=value" (matched by _SETTING in text at `at`) sets something other
     than a credential: "DB_HOST=localhost" beside "DB_PASSWORD=…", or a credential's setting that
@@ -1104,6 +1110,8 @@ def _another_setting(setting: re.Match, text: str, at: int) -> bool:
     if not (_CONFIGURATION_KEY.fullmatch(setting[1]) or ";" in setting[2] and setting[1].istitle()) \
             or setting[2].startswith("="):
         return False  # "Xq7=kP2m!v", "Mq==Lk72pz": a password with "=" in it ("Server=db02;…" is a setting)
+    if _NAMES_A_FILE.search(setting[1]) and _PATH.match(setting[2].strip("\"'")):
+        return True  # "ssh_private_key_file=~/.ssh/deploy_ed25519": where the key is kept
     # A connection string's settings ("Server=sql01;Database=Shop;User"): none may give a credential
     # ("…;AccountKey=q8Zt…").
     pairs = [part.partition("=") for part in setting[0].split(";")]
@@ -1906,8 +1914,10 @@ def _another_entrys_value(text: str, start: int, end: int, named: list[int]) -> 
     return bool(named)
 
 
-_IS = frozenset("is are was were 's ’s sits lives stays".split())
-_PLACED = frozenset("on in under underneath beneath behind inside at written printed stuck taped".split())
+_IS = frozenset("is are was were 's ’s sits lives stays steht liegt klebt est está esta è staat".split())
+_PLACED = frozenset("on in under underneath beneath behind inside at written printed stuck taped "
+                    "auf unter hinten im sur sous derrière dans au debajo detrás atrás escrita escrito pegada "
+                    "sul sotto dietro scritta op onder achter embaixo".split())
 
 
 def _placed_elsewhere(words: list, named: int) -> bool:

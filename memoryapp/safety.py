@@ -313,16 +313,16 @@ def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) 
     if continues and (finding := continued_credential(normal)) is not None:
         found.append(SecretFinding(finding.kind, finding.start, finding.end))
     # A public key is meant to be handed out, whatever its body looks like, and a ciphertext
-    # opens only with its key; but only what was found by its shape, a line of its body read as
-    # a private key from a name after the block ("our release signing key" under it), or what a
-    # word outside names as a value ("my public key: ssh-ed25519 AAAA…"), is let go: a credential
-    # named in words inside a block ("Comment: bank PIN 4417", "Comment: wallet private key L1a…")
-    # is still one, and so is a private key in its own frame.
+    # opens only with its key; but only what was found by its shape, its body read as a value
+    # from a name outside it ("our release signing key" under the block, "password:" before a
+    # sealed value), or what a word outside names as a value ("my public key: ssh-ed25519
+    # AAAA…"), is let go: a credential named in words inside a block ("Comment: bank PIN 4417",
+    # "Comment: wallet private key L1a…") is still one, and so is a private key in its own frame.
     if public or sealed:
         opened_by_key = public + sealed
         found = [f for f in found if normal.startswith("-----BEGIN", f.start) or not any(
-            f.start < end and start < f.end and (f.kind in _SHAPE_KINDS or f.start < start or (
-                f.kind == "private_key" and not any(c.isspace() for c in normal[f.start:f.end])))
+            f.start < end and start < f.end and (
+                f.kind in _SHAPE_KINDS or f.start < start or _read_from_its_body(normal, f, start, end))
             for start, end in opened_by_key)]
     if pointed:  # kept in a vault: the path names the secret, whatever names it
         found = [f for f in found if not any(f.start < end and start < f.end for start, end in pointed)]
@@ -348,6 +348,24 @@ def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) 
 
 
 REDACTION_MARKER = re.compile(r"\[redacted ([a-z_]+)\]")
+_BODY_RUN = re.compile(r"[A-Za-z0-9+/=_-]{40,}")
+
+
+def _read_from_its_body(text: str, finding: SecretFinding, start: int, end: int) -> bool:
+    """Whether `finding`, inside the public key or the ciphertext text[start:end], is a piece of
+    its body: a line of a block's body (read as a private key, or as any credential's value from
+    a name outside the block), or the whole of a one-line value ("password: AgBy3i…" sealed)."""
+    value = text[finding.start:finding.end]
+    if any(c.isspace() for c in value):
+        return False
+    if finding.kind == "private_key":
+        return True
+    if not _BODY_RUN.fullmatch(value):
+        return False
+    line_start, line_end = text.rfind("\n", 0, finding.start) + 1, text.find("\n", finding.end)
+    line_end = len(text) if line_end < 0 else line_end
+    whole_line = not text[line_start:finding.start].strip() and not text[finding.end:line_end].strip()
+    return whole_line or not any(c.isspace() for c in text[start:end].strip())
 
 # An ISO 8601 date and time, as logs and APIs print it ("2024-06-12T08:15:02.114Z").
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?")

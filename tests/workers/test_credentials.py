@@ -908,3 +908,31 @@ def test_look_alikes_of_blind_v12s_second_pass_are_kept(text):
 ])
 def test_credentials_beside_the_second_pass_are_still_redacted(text, secret):
     assert _hides(text, secret), redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("text", [
+    "kind: SealedSecret\nspec:\n  encryptedData:\n    api_token: "
+    "AgC4q9Lm2Vt7Kp1Rz8Wn3Hs6Yd0Fj5Gb2Ne9Mc4Xa7Tu1Io8Pk3Lq6Zr0Sw5Vy2Ex9Db4Hf7Jg1Kh6Nm3Qp8Rt2Uv5Wx0Yz==",
+    "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAq7Zc1Lm9Xw2Rt5Yk8Nb3Vd6Hf0Gj4Sa1Pe7Uo2Ki9MnQ4=\n-----END PUBLIC KEY-----\n"
+    "that's the verification key for the signed webhook codes, paste it in the wiki",
+    "[servers]\nremote_user=deploy\nprivate_key_file=~/.ssh/deploy_ed25519\nwhy does it still ask for a password?",
+    "Dein Passwort läuft am 3. März 2025 ab? Nein: your password will expire on 3 March 2025, change it before then",
+    "das Netz heißt Speedport_W724V_1A2B, das Kennwort liegt unter der Tastatur",
+    "SMTP_PASSWORD=changeme-before-deploy  # the real one comes from the vault",
+    "retro notes\n- PIN change screen: nobody finds it\n- password recovery emails land in spam",
+])
+def test_look_alikes_of_the_second_pass_in_other_forms_are_kept(text):
+    assert find_secrets(text) == [], redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("text,secret", [
+    ("-----BEGIN PGP PUBLIC KEY BLOCK-----\nComment: the vault PIN is 4471\n\nmQINBGXk2c8BEADk7x2Lw9\n"
+     "-----END PGP PUBLIC KEY BLOCK-----", "4471"),
+    ("private_key=Xk9mP2qL7vR4wT8yZ3nB6cD1fG5hJ0kMaB3dE5fG7h", "Xk9mP2qL7vR4wT8yZ3nB6cD1fG5hJ0kMaB3dE5fG7h"),
+    ("password_file=Xq7/mP2q!Lv", "Xq7/mP2q!Lv"),
+    ("the PIN reset to 0000 after the update, I set it to 7316 again", "7316"),
+    ("SMTP_PASSWORD=changeme42", "changeme42"),
+    ("das Kennwort ist Tulpe!Regen47, es steht auch hinten auf dem Router", "Tulpe!Regen47"),
+])
+def test_credentials_beside_the_second_pass_in_other_forms_are_still_redacted(text, secret):
+    assert _hides(text, secret), redact_secrets(text)[0]

@@ -1839,6 +1839,33 @@ def _shape(value: str, previous: str) -> str | None:
     return "mixed" if letters else "digits"
 
 
+# An ISO 8601 date and time, as logs and APIs print it ("2024-06-12T08:15:02.114Z").
+TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?")
+# JSON written without spaces is one token: its members ('"kid":"0bb2…"') are read one by one.
+_JSON_MEMBER = re.compile(r'"?([A-Za-z_][\w.-]{0,60})"?:(?:"([^"]{0,300})"|(null|true|false|-?\d[\d.]{0,30}))')
+# A member naming an identifier: what it holds names a record, a key or a request, not a secret.
+_IDENTIFIER_KEY = re.compile(r"(?i)^(?:id|kid|uuid|guid|(?!session)[a-z]+_id)$|^[a-z]+Id$")
+
+
+def _json_of_no_secret(token: str) -> bool:
+    """Whether `token` is JSON written without spaces (one member or more) in which no member
+    names a credential and gives it a value, and no member's value is shaped as a random key
+    (an identifier's, a timestamp's or a token prefix's aside): "{"id":"key_01HZ","prefix":
+    "lr_live_","last_four":"9x2Q"}" lists keys without giving one."""
+    members = _JSON_MEMBER.findall(token)
+    if not members or '":' not in token:
+        return False
+    for key, value, scalar in members:
+        if not value or refers_elsewhere(value):
+            continue
+        if credential_words(_spaced(key)):
+            return False
+        if not (_IDENTIFIER_KEY.match(key) or TIMESTAMP.fullmatch(value)) \
+                and _shape(value, "") in ("random", "random_mixed", "strong", "strong_symbol"):
+            return False
+    return True
+
+
 # An element of markup read as one token once its brackets are stripped: "id>nexus-releases</id",
 # a tag alone ("/server", "server" of "<server>").
 _ELEMENT = re.compile(r"([A-Za-z][\w.:-]*)>([^<>]*)</\1")
@@ -1863,6 +1890,8 @@ def _markup_or_lookup(text: str, start: int, end: int, shape: str) -> bool:
             return True  # "<token>${env.REPO_TOKEN}</token>"
         return element[1].lower() not in _HOLDERS and not credential_words(_spaced(element[1])) and _shape(element[2], "") not in ("random", "random_mixed")
     if _LOOKUP_WITH_FALLBACK.match(token):
+        return True
+    if _json_of_no_secret(token):
         return True
     if "$" not in token and "{" not in token:
         return False

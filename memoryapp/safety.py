@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from mnemonic import Mnemonic
 
 from memoryapp.credentials import (
-    VAULT_REFERENCE, continued_credential, credential_shaped, credential_words, described_credentials, normalise,
+    TIMESTAMP, VAULT_REFERENCE, continued_credential, credential_shaped, credential_words, described_credentials, normalise,
     one_scan, original_span, refers_elsewhere,
 )
 from memoryapp.credential_lexicon import ACCESS_PHRASES, is_access_word
@@ -329,7 +329,7 @@ def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) 
     # A token's shape near a credential word is no value when it is a moment (a log line's
     # timestamp beside "token expired"). Only shapes: a timestamp someone says is their password
     # is still one. (Not in credential_shaped: that would let the password go too.)
-    found = [f for f in found if f.kind not in _SHAPE_KINDS or not _TIMESTAMP.fullmatch(normal, f.start, f.end)]
+    found = [f for f in found if f.kind not in _SHAPE_KINDS or not TIMESTAMP.fullmatch(normal, f.start, f.end)]
     # Overlapping findings merge into one span (the one starting first names it): a token shape
     # inside a longer described credential must not leave the rest of that credential behind.
     merged: list[SecretFinding] = []
@@ -366,9 +366,6 @@ def _read_from_its_body(text: str, finding: SecretFinding, start: int, end: int)
     line_end = len(text) if line_end < 0 else line_end
     whole_line = not text[line_start:finding.start].strip() and not text[finding.end:line_end].strip()
     return whole_line or not any(c.isspace() for c in text[start:end].strip())
-
-# An ISO 8601 date and time, as logs and APIs print it ("2024-06-12T08:15:02.114Z").
-_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?")
 
 
 # A wallet's seed phrase whatever precedes it (the lead-in pattern above knows English lead-ins

@@ -936,3 +936,21 @@ def test_look_alikes_of_the_second_pass_in_other_forms_are_kept(text):
 ])
 def test_credentials_beside_the_second_pass_in_other_forms_are_still_redacted(text, secret):
     assert _hides(text, secret), redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("text", [
+    'GET /v1/api-keys returned [{"id":"key_7Q2M","name":"ci","prefix":"ak_live_","last_four":"9x2Q",'
+    '"created_at":"2025-01-02T03:04:05Z"}]',
+    'the JWT header decodes to {"typ":"JWT","alg":"ES256","kid":"5c1e9a7f3b2d8e40"}, so which key signed it?',
+])
+def test_json_without_spaces_that_gives_no_secret_is_kept(text):
+    assert find_secrets(text) == [], redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("text,secret", [
+    ('the oauth app: {"client_id":"app-7","client_secret":"Xk9mP2qL7vR4wT8yZ3nB6c"}', "Xk9mP2qL7vR4wT8yZ3nB6c"),
+    ('wifi password for the shed router {"ssid":"ShedNet","value":"Gorse4!lane"}', "Gorse4!lane"),
+    ('the api token, as the portal shows it: {"name":"ci","token":"Lq8Vt2Xm9Kp4Rz7Wn3Hs6Yd1"}', "Lq8Vt2Xm9Kp4Rz7Wn3Hs6Yd1"),
+])
+def test_json_without_spaces_that_gives_a_secret_is_redacted(text, secret):
+    assert _hides(text, secret), redact_secrets(text)[0]

@@ -951,6 +951,10 @@ def test_json_without_spaces_that_gives_no_secret_is_kept(text):
     ('the oauth app: {"client_id":"app-7","client_secret":"Xk9mP2qL7vR4wT8yZ3nB6c"}', "Xk9mP2qL7vR4wT8yZ3nB6c"),
     ('wifi password for the shed router {"ssid":"ShedNet","value":"Gorse4!lane"}', "Gorse4!lane"),
     ('the api token, as the portal shows it: {"name":"ci","token":"Lq8Vt2Xm9Kp4Rz7Wn3Hs6Yd1"}', "Lq8Vt2Xm9Kp4Rz7Wn3Hs6Yd1"),
+    # (a session's id as a member was found by nothing before; now by the session cookie's pattern)
+    ('session cookie for the test account {"session_id":"f3a9c2e1b4d87a6f5e3c2b1a9d8e7f6a"}',
+     "f3a9c2e1b4d87a6f5e3c2b1a9d8e7f6a"),
+    ("sessionid: 9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e", "9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e"),
 ])
 def test_json_without_spaces_that_gives_a_secret_is_redacted(text, secret):
     assert _hides(text, secret), redact_secrets(text)[0]

@@ -1888,7 +1888,8 @@ def _markup_or_lookup(text: str, start: int, end: int, shape: str) -> bool:
     if (element := _ELEMENT.fullmatch(token)) is not None:
         if refers_elsewhere(element[2]):
             return True  # "<token>${env.REPO_TOKEN}</token>"
-        return element[1].lower() not in _HOLDERS and not credential_words(_spaced(element[1])) and _shape(element[2], "") not in ("random", "random_mixed")
+        return element[1].lower() not in _HOLDERS and not credential_words(_spaced(element[1])) \
+            and _shape(element[2], "") not in ("random", "random_mixed")
     if _LOOKUP_WITH_FALLBACK.match(token):
         return True
     if _json_of_no_secret(token):

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from mnemonic import Mnemonic
 
 from memoryapp.credentials import (
-    TIMESTAMP, VAULT_REFERENCE, continued_credential, credential_shaped, credential_words, described_credentials, normalise,
+    TIMESTAMP, VAULT_REFERENCE, continued_credential, credential_shaped, credential_words, described_credentials,
+    normalise,
     one_scan, original_span, refers_elsewhere,
 )
 from memoryapp.credential_lexicon import ACCESS_PHRASES, is_access_word
@@ -47,10 +48,11 @@ SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("azure_storage_key", re.compile(r"(?i)\bAccountKey=[A-Za-z0-9+/=]{40,}")),
     ("aws_secret_key", re.compile(r"(?i)\baws_?secret(?:_access)?_?key\b\s*[:=]?\s*[\"']?[A-Za-z0-9/+=]{40}")),
     ("basic_auth", re.compile(r"(?i)\bbasic\s+[A-Za-z0-9+/]{12,}={0,2}")),
-    ("session_cookie", re.compile(r"(?i)\b(?:sessionid|session_id|session|sid|connect\.sid|PHPSESSID|JSESSIONID)=[A-Za-z0-9%._-]{16,}"
-                                  # ... and as a member or a setting: '"session_id":"f3a9…"', "sessionid: f3a9…"
-                                  r"|\b(?:sessionid|session_id|session_token|connect\.sid|PHPSESSID|JSESSIONID)[\"']?[ \t]*:"
-                                  r"[ \t]*[\"']?[A-Za-z0-9%._-]{16,}")),
+    ("session_cookie", re.compile(
+        r"(?i)\b(?:sessionid|session_id|session|sid|connect\.sid|PHPSESSID|JSESSIONID)=[A-Za-z0-9%._-]{16,}"
+        # ... and as a member or a setting: '"session_id":"f3a9…"', "sessionid: f3a9…"
+        r"|\b(?:sessionid|session_id|session_token|connect\.sid|PHPSESSID|JSESSIONID)[\"']?[ \t]*:"
+        r"[ \t]*[\"']?[A-Za-z0-9%._-]{16,}")),
     ("seed_phrase", re.compile(r"(?i)\b(?:seed|recovery|mnemonic|backup) (?:phrase|words)\b[^a-z\n]{0,5}(?:is|are)?[:\s]+(?:[a-z]{3,8}[ ,]+){11,23}[a-z]{3,8}")),
     ("cvv", re.compile(r"(?i)\b(?:cvv|cvc|cvv2|security code on (?:the|my) card)\b(?:\s+(?:is|was))?\s*[:=]?\s*\d{3,4}\b")),
     ("bank_account", re.compile(r"(?i)\b(?:account|acct|routing|sort code)(?: number| no\.?| #)?(?:\s+(?:is|was))?\s*[:=]?\s*\d[\d -]{5,18}\d\b")),

@@ -901,7 +901,8 @@ def test_look_alikes_of_blind_v12s_second_pass_are_kept(text):
     ("the wifi password is ${HOME}Cedar77!", "Cedar77!"),
     # a JSON Web Key with its private part is a private key
     ('my signing jwk: {"kty":"RSA","kid":"a1","n":"UuNHyDMDihf6qQniBvbr5X6QJiwqou0GsfXPPNkFNBeb7SWt9GvXyvD",'
-     '"e":"AQAB","d":"Xk9mP2qL7vR4wT8yZ3nB6cD1fG5hJ0kMaB3dE5fG7hJ9kL2"}', "Xk9mP2qL7vR4wT8yZ3nB6cD1fG5hJ0kMaB3dE5fG7hJ9kL2"),
+     '"e":"AQAB","d":"Xk9mP2qL7vR4wT8yZ3nB6cD1fG5hJ0kMaB3dE5fG7hJ9kL2"}',
+     "Xk9mP2qL7vR4wT8yZ3nB6cD1fG5hJ0kMaB3dE5fG7hJ9kL2"),
     # said to be somewhere, then given, or given before "in case"
     ("the password is on the sticker: Walnut8!brook", "Walnut8!brook"),
     ("Pixel4#harbor is the password in case the laptop asks", "Pixel4#harbor"),
@@ -913,7 +914,8 @@ def test_credentials_beside_the_second_pass_are_still_redacted(text, secret):
 @pytest.mark.parametrize("text", [
     "kind: SealedSecret\nspec:\n  encryptedData:\n    api_token: "
     "AgC4q9Lm2Vt7Kp1Rz8Wn3Hs6Yd0Fj5Gb2Ne9Mc4Xa7Tu1Io8Pk3Lq6Zr0Sw5Vy2Ex9Db4Hf7Jg1Kh6Nm3Qp8Rt2Uv5Wx0Yz==",
-    "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAq7Zc1Lm9Xw2Rt5Yk8Nb3Vd6Hf0Gj4Sa1Pe7Uo2Ki9MnQ4=\n-----END PUBLIC KEY-----\n"
+    "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAq7Zc1Lm9Xw2Rt5Yk8Nb3Vd6Hf0Gj4Sa1Pe7Uo2Ki9MnQ4=\n"
+    "-----END PUBLIC KEY-----\n"
     "that's the verification key for the signed webhook codes, paste it in the wiki",
     "[servers]\nremote_user=deploy\nprivate_key_file=~/.ssh/deploy_ed25519\nwhy does it still ask for a password?",
     "Dein Passwort läuft am 3. März 2025 ab? Nein: your password will expire on 3 March 2025, change it before then",
@@ -950,7 +952,8 @@ def test_json_without_spaces_that_gives_no_secret_is_kept(text):
 @pytest.mark.parametrize("text,secret", [
     ('the oauth app: {"client_id":"app-7","client_secret":"Xk9mP2qL7vR4wT8yZ3nB6c"}', "Xk9mP2qL7vR4wT8yZ3nB6c"),
     ('wifi password for the shed router {"ssid":"ShedNet","value":"Gorse4!lane"}', "Gorse4!lane"),
-    ('the api token, as the portal shows it: {"name":"ci","token":"Lq8Vt2Xm9Kp4Rz7Wn3Hs6Yd1"}', "Lq8Vt2Xm9Kp4Rz7Wn3Hs6Yd1"),
+    ('the api token, as the portal shows it: {"name":"ci","token":"Lq8Vt2Xm9Kp4Rz7Wn3Hs6Yd1"}',
+     "Lq8Vt2Xm9Kp4Rz7Wn3Hs6Yd1"),
     # (a session's id as a member was found by nothing before; now by the session cookie's pattern)
     ('session cookie for the test account {"session_id":"f3a9c2e1b4d87a6f5e3c2b1a9d8e7f6a"}',
      "f3a9c2e1b4d87a6f5e3c2b1a9d8e7f6a"),

@@ -1912,10 +1912,15 @@ _HOLDERS = frozenset("value values val default data content contents text string
                      "secret secrets".split())
 
 
+_ENTRY_LENGTH = 300
+
+
 def _entry_at(text: str, at: int) -> tuple[str, str] | None:
     """The entry (its key, its value) of the configuration line holding text[at], if the line is one."""
-    line_start = text.rfind("\n", 0, at) + 1
-    line_end = text.find("\n", at)
+    line_start = text.rfind("\n", max(0, at - _ENTRY_LENGTH), at) + 1
+    line_end = text.find("\n", at, at + _ENTRY_LENGTH)
+    if line_end < 0 and at + _ENTRY_LENGTH < len(text) or line_start == 0 and at > _ENTRY_LENGTH:
+        return None  # (a long line is no entry: reading it whole for every value made long texts quadratic)
     entry = _VALUED_ENTRY.fullmatch(text, line_start, line_end if line_end >= 0 else len(text))
     if entry is None:
         return None

@@ -2320,17 +2320,26 @@ def _decoded(run: str) -> str | None:
 _BASE64_BLOCK = re.compile(r"(?m)^[ \t]*[A-Za-z0-9+/]{8,}={0,2}[ \t]*(?:\n[ \t]*[A-Za-z0-9+/]{8,}={0,2}[ \t]*)*$")
 
 
-_HEX_RUN = re.compile(r"\b(?:[0-9a-fA-F]{2}){8,}\b")
+_HEX_RUN = re.compile(r"\b(?:[0-9a-fA-F]{2}){8,}\b|\b[0-9a-fA-F]{2}(?: [0-9a-fA-F]{2}){7,}\b")
 
 
 def _hidden(text: str, inner) -> list[Finding]:
     findings = _bare_key_material(text, inner)
+    named = None  # (whether the text names a credential: looked up once, for bytes apart only)
     for match in _HEX_RUN.finditer(text):  # a credential written out in hex bytes
         try:
             decoded = bytes.fromhex(match.group()).decode("utf-8")
         except ValueError:
             continue
-        if decoded.isprintable() and inner(decoded):
+        if not decoded.isprintable():
+            continue
+        if inner(decoded):
+            findings.append(Finding("encoded_secret", match.start(), match.end()))
+        elif " " in match.group() and len(decoded) <= _SHORT_ENCODED and any(
+                credential_shaped(word.strip(_EDGE_PUNCTUATION)) for word in decoded.split()) \
+                and (named := named if named is not None else bool(credential_words(text))):
+            # bytes written apart ("db pass as hex: 50 67 21 57 …") under a credential's name:
+            # a short readable value, hidden as base64 ones are
             findings.append(Finding("encoded_secret", match.start(), match.end()))
     for block in _BASE64_BLOCK.finditer(text):
         # A block of base64 lines with key material in it is key material through its last line.
@@ -2759,7 +2768,8 @@ def cut_short(text: str) -> Finding | None:
         return None
     if named_right_before and separator.strip():
         cue = ":"  # "password: Zq" reads as "password is" does
-    value = match["value"].strip(_EDGE_PUNCTUATION)
+    # (a hyphen last is where the value was cut: "vpn pw is Marmor-", the rest in the next message)
+    value = match["value"].strip(_EDGE_PUNCTUATION).removesuffix("-")
     if not value or refers_elsewhere(value):
         return None
     digits = any(c.isdigit() for c in value)

@@ -7,7 +7,7 @@ import pytest
 
 from memoryapp.credentials import credential_shaped, normalise
 from memoryapp.models import Event, Memory
-from memoryapp.safety import ends_with_credential_word, find_secrets, redact_secrets
+from memoryapp.safety import ends_with_credential_word, find_secrets, follows_credential, redact_secrets
 from tests.conftest import as_tenant
 from tests.workers.helpers import at, ingest
 
@@ -961,3 +961,29 @@ def test_json_without_spaces_that_gives_no_secret_is_kept(text):
 ])
 def test_json_without_spaces_that_gives_a_secret_is_redacted(text, secret):
     assert _hides(text, secret), redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("text,secret", [
+    # bytes written apart under a credential's name ("Qu!ll_7734" in hex)
+    ("sending the wifi password as hex so the chat app leaves it alone: 51 75 21 6c 6c 5f 37 37 33 34",
+     "51 75 21 6c 6c 5f 37 37 33 34"),
+])
+def test_a_credential_in_hex_bytes_written_apart_is_redacted(text, secret):
+    assert _hides(text, secret), redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("text", [
+    "the scores this season were 12 34 56 78 21 43 65 87, what's the average?",
+    "packet capture shows 47 45 54 20 2f 20 48 54 54 50 at the start, is that a plain GET?",
+    "my PIN is safe, but the router's MAC starts 50 c7 bf 4f 2a 10 7e 01",
+])
+def test_numbers_or_bytes_written_apart_that_hide_nothing_are_kept(text):
+    assert find_secrets(text) == [], redact_secrets(text)[0]
+
+
+def test_a_value_cut_at_a_hyphen_is_finished_by_the_next_message():
+    first, findings = redact_secrets("the vpn password is Lantern-")
+    assert findings and "Lantern" not in first
+    assert follows_credential(first)[0]
+    second, findings = redact_secrets("Quay#204 (sorry, sent too soon)", continues=True)
+    assert findings and "Quay#204" not in second

@@ -839,8 +839,10 @@ def _digit_count(value: str) -> int:
 
 # A value masked or left to be filled in says nothing ("REDACTED", "********", "sk_live_••••3xQ9",
 # "your-password-here", "changeme"; "changeme2024!" is a password).
-_MASKED = (r"(?i:redacted|removed|hidden|masked|change[-_]?me(?:[-_][a-z]+)*|x{3,}|\*{3,}|todo|tbd|n/a|"
-           r"your[-_][\w-]*[-_]here|[a-z]+(?:[-_][a-z]+)*[-_]here|[\w-]{0,12}•{3,}[\w-]{0,6})")
+# ("changeme-not-set": a placeholder's words after it, in lowercase; "ChangeMe-Admin" is deployed)
+_MASKED = (r"(?:change[-_]?me-(?:not-set|later|please|before-[a-z]+|in-[a-z]+)"
+           r"|(?i:redacted|removed|hidden|masked|changeme|change[-_]me|x{3,}|\*{3,}|todo|tbd|n/a|"
+           r"your[-_][\w-]*[-_]here|[a-z]+(?:[-_][a-z]+)*[-_]here|[\w-]{0,12}•{3,}[\w-]{0,6}))")
 # (a lowercase name holds no digit: "env.prod7k2m9x4q1" is a token)
 _NAME = r"(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*|[a-z]+(?:_[a-z]+)*|[a-z]+(?:[A-Z][a-z]+)+)"
 # Templates, substitutions and lookups in brackets, each read at most a line's worth (no
@@ -1183,7 +1185,7 @@ def _worded(text: str, names: list[tuple[str, int, int]]) -> list[Finding]:
         last_word = value.split()[-1] if value.split() else ""
         if refers_elsewhere(text[name_end:name_end + 200]) or refers_elsewhere(last_word):
             continue  # "DB_PASSWORD=${DB_PASSWORD}", "password: null", "pass it with TF_VAR_DB_PASSWORD"
-        if "/" in last_word and _NAMED_FILE.match(last_word.rstrip(_EDGE_PUNCTUATION + ":")):
+        if "/" in last_word and _a_files_name(last_word.rstrip(_EDGE_PUNCTUATION + ":")):
             continue  # "keys from /.well-known/jwks.json": where they are kept, a file's path
         if _names_a_setting(text, name_end, end):
             continue  # "- name: DB_PASSWORD\n  valueFrom:", "key: password": a configuration's names
@@ -1771,17 +1773,46 @@ _RESOURCE_NAME = re.compile(r"(?i)^(?:arn:[\w-]+:[\w-]*:[\w-]*:\d*:|urn:[\w-]+:)
 # (an image's "sha256:1f3a…", a key's fingerprint "SHA256:5PYV…", a lock file's "sha512-…"), a
 # file's name ("Win11_23H2_x64.iso", "dist/app.tar.gz"), a key combination ("Ctrl+Alt+Del"), a
 # token's prefix alone ("sk_live_", "lr_test_"), a setting's name left empty ("SENTRY_DSN=").
-_DIGEST = re.compile(r"(?i)^(?:sha(?:1|224|256|384|512)|sha3-(?:224|256|384|512)|md5|blake2[bs]?(?:-\d+)?)"
-                     r"[:-][A-Za-z0-9+/=_-]{16,}$")
+_DIGEST = re.compile(r"(?i)^(?P<algorithm>sha(?:1|224|256|384|512)|sha3-(?:224|256|384|512)|md5)[:-]"
+                     r"(?P<body>[A-Za-z0-9+/=_-]{16,})$")
+# How long each algorithm's digest is, in bytes: printed in hex, or in base64 with or without
+# its padding. A body of another length is not that digest ("sha256:Sunflower2024abc").
+_DIGEST_BYTES = {"md5": 16, "sha1": 20, "sha224": 28, "sha256": 32, "sha384": 48, "sha512": 64}
+
+
+def digest_sized(algorithm: str, body: str) -> bool:
+    """Whether `body` has the length of `algorithm`'s digest, in hex or in base64."""
+    size = _DIGEST_BYTES.get(algorithm.lower().replace("sha3-", "sha"))
+    if size is None:
+        return False
+    if re.fullmatch(r"[0-9a-fA-F]+", body) and len(body) == 2 * size:
+        return True
+    return abs(len(body.rstrip("=")) - math.ceil(size * 4 / 3)) <= 1  # (a character lost in copying)
+
+
+def _a_digest(value: str) -> bool:
+    match = _DIGEST.match(value)
+    return match is not None and digest_sized(match["algorithm"], match["body"])
 _NAMED_FILE = re.compile(r"(?i)^[\w.~/-]*\w\.(?:iso|img|zip|tar|gz|tgz|bz2|xz|7z|rar|dmg|exe|msi|deb|rpm|apk|jar|whl|"
                          r"pdf|docx?|xlsx?|pptx?|csv|tsv|json|ya?ml|toml|ini|cfg|conf|txt|md|log|py|js|ts|go|rs|java|"
                          r"rb|php|sh|ps1|bat|html?|css|png|jpe?g|gif|svg|webp|mp3|mp4|mov|avi|mkv|wav|flac|sql|bak|"
                          r"pem|crt|cer|pub|der|p12|pfx|kdbx|ovpn)$")
+_KEY_NAME = (r"(?:ctrl|control|alt|altgr|option|opt|shift|cmd|command|win|super|meta|fn|del|delete|esc|escape|tab|"
+             r"enter|return|space|backspace|home|end|insert|ins|pgup|pgdn|pageup|pagedown|up|down|left|right|"
+             r"prtsc|printscreen|f\d{1,2}|[a-z0-9]|[^\w\s])")
 _KEY_COMBINATION = re.compile(r"(?i)^(?:ctrl|control|alt|altgr|option|opt|shift|cmd|command|win|super|meta|fn)"
-                              r"(?:\+[^\s+]{1,10})+$")
-_PREFIX_ALONE = re.compile(r"^[a-z]{2,8}(?:[_-][a-z]{2,8}){0,2}[_-]$")
+                              r"(?:\+" + _KEY_NAME + r")+$")
+# A provider's prefix: a short word, or a word and an environment ("sk_live_", "whsec_", "xoxb-").
+_PREFIX_ALONE = re.compile(r"^[a-z]{2,6}[_-](?:(?:live|test|prod|dev|sandbox)[_-])?$")
 _NAME_LEFT_EMPTY = re.compile(r"^(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:[_.][a-z0-9]+)+)=$")
-_NAMES_A_THING = (_DIGEST, _NAMED_FILE, _KEY_COMBINATION, _PREFIX_ALONE, _NAME_LEFT_EMPTY)
+_NAMES_A_THING = (_KEY_COMBINATION, _PREFIX_ALONE, _NAME_LEFT_EMPTY)
+_A_WORD_IN_IT = re.compile(r"[A-Za-z]{3}")
+
+
+def _a_files_name(value: str) -> bool:
+    """Whether `value` is a file's name (or path) with a common extension, its name holding a word
+    ("Win11_23H2_English_x64v2.iso", "dist/app.tar.gz"; not "Ab9x/Qz7.pem")."""
+    return bool(_NAMED_FILE.match(value)) and bool(_A_WORD_IN_IT.search(value.rpartition("/")[2].partition(".")[0]))
 _EMAIL = re.compile(r"^[\w.+-]+@[\w-]+\.[\w.]+$")
 _ADDRESS = re.compile(r"@[\w-]+\.|://|^www\.", re.I)
 _SENTENCE_END = (".", "!", "?", ";")
@@ -1804,7 +1835,7 @@ def _shape(value: str, previous: str) -> str | None:
     named = value.rstrip(":;,")  # ("keys from /.well-known/jwks.json:")
     if _PATH.match(named) or _RESOURCE_NAME.match(value):
         return None  # a file's path says where something is kept, not what it is
-    if any(pattern.match(named) for pattern in _NAMES_A_THING):
+    if any(pattern.match(named) for pattern in _NAMES_A_THING) or _a_files_name(named) or _a_digest(named):
         return None
     if _ADDRESS.search(value):
         return None  # an e-mail address or a link is a way to reach someone, not a secret
@@ -1872,7 +1903,7 @@ _ELEMENT = re.compile(r"([A-Za-z][\w.:-]*)>([^<>]*)</\1")
 _TAG = re.compile(r"/?[A-Za-z][\w.:-]*")
 # A lookup with a fallback: the fallback, if it is a value, is _fallbacks' to judge.
 _LOOKUP_WITH_FALLBACK = re.compile(r"\$\{[A-Za-z_][\w.-]{0,80}:")
-_REFERENCES_IN_TOKEN = re.compile(_TEMPLATE + r"|\$[A-Z_][A-Z0-9_]*")
+_REFERENCES_IN_TOKEN = re.compile(_TEMPLATE + r"|(?:(?<=[/=:])|^)\$[A-Z_][A-Z0-9_]+")
 _PATH_WORDS = re.compile(r"[/._:?=&#-]+")
 _API_VERSION = re.compile(r"v\d{1,2}")
 
@@ -1885,16 +1916,13 @@ def _markup_or_lookup(text: str, start: int, end: int, shape: str) -> bool:
     token = text[start:end]
     if text[start - 1:start] == "<" and _TAG.fullmatch(token):
         return True
-    if (element := _ELEMENT.fullmatch(token)) is not None:
-        if refers_elsewhere(element[2]):
-            return True  # "<token>${env.REPO_TOKEN}</token>"
-        return element[1].lower() not in _HOLDERS and not credential_words(_spaced(element[1])) \
-            and _shape(element[2], "") not in ("random", "random_mixed")
+    if (element := _ELEMENT.fullmatch(token)) is not None and refers_elsewhere(element[2]):
+        return True  # "<token>${env.REPO_TOKEN}</token>"
     if _LOOKUP_WITH_FALLBACK.match(token):
         return True
     if _json_of_no_secret(token):
         return True
-    if "$" not in token and "{" not in token:
+    if "/" not in token or "$" not in token and "{" not in token:
         return False
     rest, references = _REFERENCES_IN_TOKEN.subn(" ", token)
     return references > 0 and all(piece.isalpha() or _API_VERSION.fullmatch(piece)
@@ -1903,20 +1931,31 @@ def _markup_or_lookup(text: str, start: int, end: int, shape: str) -> bool:
 
 # A line that is one entry of a configuration with its value: "size: 20Gi", "- image: postgres:16",
 # "duration_seconds = 3600", '"kid": "0bb2…",', "<id>nexus-releases</id>".
-_VALUED_ENTRY = re.compile(r"[ \t]*(?:-[ \t]+)?[\"']?(?P<key>[A-Za-z_][\w.-]*)[\"']?[ \t]*(?:=|:(?=[ \t]))[ \t]*"
-                           r"(?P<value>\S(?:.*\S)?)[ \t]*"
-                           r"|[ \t]*<(?P<element>[A-Za-z][\w.:-]*)>(?P<content>[^<>\n]+)</(?P=element)>[ \t]*")
-# Keys that hold what the entry above them names ("- name: DB_PASSWORD\n  value: …",
-# 'default = "…"'): their value is that credential's.
-_HOLDERS = frozenset("value values val default data content contents text string plaintext raw literal "
-                     "secret secrets".split())
-
-
+_VALUED_ENTRY = re.compile(
+    r"(?P<indent>[ \t]*)(?:-[ \t]+)?[\"']?(?P<key>[A-Za-z_][\w.-]*)[\"']?[ \t]*(?:=|:(?=[ \t]))"
+    r"[ \t]*(?P<value>\S(?:.*\S)?)[ \t]*"
+    r"|(?P<indent2>[ \t]*)<(?P<element>[A-Za-z][\w.:-]*)>(?P<content>[^<>\n]+)</(?P=element)>[ \t]*")
+# Keys that hold what an entry beside or above them names ("- name: DB_PASSWORD\n  value: …",
+# '"ParameterKey": "DBPassword", "ParameterValue": …', "<defaultValue>", "<arg>"): their value
+# is that credential's.
+_HOLDER = re.compile(r"(?i)(?:values?|val|data|contents?|text|string|raw|literal|secrets?|\w*[_.-]?value|default\w*"
+                     r"|initial\w*|plain\w*|fallback|sample|example|arg\w*)")
+# A value that opens what follows rather than giving one: "{", "[", "&anchor", "!tag", "|", '""'.
+_OPENS_A_BLOCK = re.compile(r"[{\[(|>]|[&!*]\S*|dict\(|\"\"|''")
 _ENTRY_LENGTH = 300
 
 
-def _entry_at(text: str, at: int) -> tuple[str, str] | None:
-    """The entry (its key, its value) of the configuration line holding text[at], if the line is one."""
+@dataclass(frozen=True)
+class _Entry:
+    key: str
+    key_start: int
+    key_end: int
+    value: str
+    indent: int
+
+
+def _entry_at(text: str, at: int) -> _Entry | None:
+    """The entry of the configuration line holding text[at], if the line is one."""
     line_start = text.rfind("\n", max(0, at - _ENTRY_LENGTH), at) + 1
     line_end = text.find("\n", at, at + _ENTRY_LENGTH)
     if line_end < 0 and at + _ENTRY_LENGTH < len(text) or line_start == 0 and at > _ENTRY_LENGTH:
@@ -1924,27 +1963,51 @@ def _entry_at(text: str, at: int) -> tuple[str, str] | None:
     entry = _VALUED_ENTRY.fullmatch(text, line_start, line_end if line_end >= 0 else len(text))
     if entry is None:
         return None
-    return (entry["key"], entry["value"]) if entry["key"] else (entry["element"], entry["content"])
+    key, value, indent = ("key", "value", "indent") if entry["key"] else ("element", "content", "indent2")
+    return _Entry(entry[key], entry.start(key), entry.end(key), entry[value], len(entry[indent].expandtabs(4)))
+
+
+_LINES_BETWEEN = 40
+
+
+def _holds(text: str, outer: _Entry, inner: _Entry) -> bool:
+    """Whether the entry `outer` is above `inner` in its block: less indented, before it, with no
+    line between at its indentation or less. (Past _LINES_BETWEEN lines it is taken to hold it.)"""
+    if outer.indent >= inner.indent or outer.key_start > inner.key_start:
+        return False
+    if inner.key_start - outer.key_start > _LINES_BETWEEN * _ENTRY_LENGTH:
+        return True  # (not read: a long text's every value would read back over it)
+    between = text[text.find("\n", outer.key_start) + 1:text.rfind("\n", 0, inner.key_start)].split("\n")
+    if len(between) > _LINES_BETWEEN:
+        return True
+    return all(len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip()) > outer.indent
+               for line in between if line.strip())
 
 
 def _another_entrys_value(text: str, start: int, end: int, named: list[int]) -> bool:
     """Whether the value text[start:end] is the whole value of a configuration's entry of its own
-    (a key that names no credential and holds nothing named above it), while every credential's
-    name near it (at `named`) is on another entry's line, with a value there: a sibling's name
-    does not reach it. A name above the entries ("password:" over "  prod: …", "[passwords]",
-    "the admin password:") gives them no value of its own, so it still reaches them."""
+    (a key that names no credential and holds nothing named beside it), while every credential's
+    name near it (at `named`) is on the line of a sibling entry named for a credential, with a
+    value of its own ("size: 20Gi" beside "userPasswordKey: password"): that name does not
+    reach it. A name above the entries
+    ("password:" or "passwords = {" over "  prod: …", "[passwords]", "the admin password:"), a
+    name given as a sibling's value ("- name: ADMIN_PASSWORD" over "  default: …"), or a key
+    that only says something of a credential ("pin_length: 4", "token_type: bearer") still
+    reaches them."""
     entry = _entry_at(text, start)
-    if entry is None or entry[1].strip("\"'`,;") != text[start:end].strip("\"'`,;"):
+    token = text[start:end].strip("\"'`,;")
+    if entry is None or token not in (entry.value.strip("\"'`,;"), f"{entry.key}>{entry.value}</{entry.key}"):
         return False
-    key = entry[0]
-    if key.lower() in _HOLDERS or credential_words(_spaced(key)):
+    if _HOLDER.fullmatch(entry.key) or credential_words(_spaced(entry.key)):
         return False
-    line_start = text.rfind("\n", 0, start)
     for at in named:
-        if text.rfind("\n", 0, at) == line_start:
-            return False
         sibling = _entry_at(text, at)
-        if sibling is None or " " in sibling[1].strip() and not refers_elsewhere(sibling[1]):
+        if sibling is None or sibling.key_start == entry.key_start:
+            return False
+        value = sibling.value.strip()
+        if _holds(text, sibling, entry) or not credential_words(_spaced(sibling.key)) \
+                or _spaced(sibling.key).split()[-1].lower() in _ABOUT_ONE \
+                or _OPENS_A_BLOCK.fullmatch(value) or " " in value and not refers_elsewhere(value):
             return False
     return bool(named)
 
@@ -1953,13 +2016,31 @@ _IS = frozenset("is are was were 's ’s sits lives stays steht liegt klebt est 
 _PLACED = frozenset("on in under underneath beneath behind inside at written printed stuck taped "
                     "auf unter hinten im sur sous derrière dans au debajo detrás atrás escrita escrito pegada "
                     "sul sotto dietro scritta op onder achter embaixo".split())
+_DETERMINERS = frozenset("the a an my our your his her their this that its der die das dem den des einem einer "
+                         "le la les l' un une el los las un una il lo gli de het een o os um uma".split())
+# What a network's (or a device's) name follows: "network's TP-Link_5G_A41C", "SSID: Casa_Verde",
+# "das WLAN heißt FRITZ!Box 7590".
+_NAMES_A_NETWORK = frozenset("network network's networks ssid wlan netz netzwerk réseau red rete netwerk "
+                             "heißt heisst called named nom nombre nome".split())
 
 
-def _placed_elsewhere(words: list, named: int) -> bool:
+def _placed_elsewhere(words: list, named: int, value: int) -> bool:
     """Whether the credential named at words[named] is said to be somewhere ("password is on the
-    sticker", "the code's written inside the lid"); "… is in case you need it" says nothing of where."""
-    following = [w.lower() for _, w, _ in words[named + 1:named + 4]]
-    return len(following) >= 2 and following[0] in _IS and following[1] in _PLACED and following[1:3] != ["in", "case"]
+    sticker", "das Kennwort steht hinten auf dem Gerät"), after a value that a network's name
+    claims (words[value], within five words of "network", "SSID:", "heißt"…, nothing but its
+    name between): that value is the network's name. "… is in lowercase", "… is at least what IT
+    wants", "bluebird77 (password is on the card)" after "Luna_5G /" say nothing of the kind."""
+    following = [w.lower() for _, w, _ in words[named + 1:named + 5]]
+    if len(following) < 3 or following[0] not in _IS or following[1] not in _PLACED \
+            or not _DETERMINERS.intersection(following[1:]):
+        return False
+    for back in range(value - 1, max(-1, value - 6), -1):
+        raw, word = words[back][0], words[back][1].lower()
+        if word in _NAMES_A_NETWORK or raw.lower().rstrip(":").removesuffix("'s") in _NAMES_A_NETWORK:
+            return True
+        if not word[:1].isalnum() or raw.endswith((",", "/", "(", ";")) or raw in ("/", "+", "&"):
+            return False
+    return False
 
 
 def _counted(words: list, count: int, end_count: int, named_just_before: bool) -> bool:
@@ -2229,7 +2310,7 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
         # ("network's TP-Link_5G_A41C, password is on the sticker": a credential said to be
         # elsewhere takes no value from before it)
         kinds = {named[i] for i in near if i in named and not (i in network and i > count)
-                 and not (i > count and _placed_elsewhere(words, i))
+                 and not (i > count and _placed_elsewhere(words, i, count))
                  and not (paragraph is not None and paragraph[i] > paragraph[count]
                           and sizes[paragraph[count]] > _ALONE_IN_A_PARAGRAPH)}
         # A bare "code" takes digits ("the discount code SUMMER20"), a bare "pass" anything but
@@ -2245,7 +2326,7 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
             kinds.add("api_key")  # "network Pinecone_24, key 7QH2-K9WX-4RTM": a random value named a key
         if shape not in ("random", "random_mixed"):
             kinds.discard("private_key")  # a key's size or name ("2048 bits", "id_rsa"), not the key
-            if kinds and "\n" in text and _another_entrys_value(
+            if kinds and "\n" in text and shape in ("mixed", "digits") and _another_entrys_value(
                     text, start, end, [words[i][2] for i in near if i in named]):
                 continue  # "  size: 20Gi" under "userPasswordKey: password": the size's value
         score = SHAPE_SCORE[shape]
@@ -2348,7 +2429,7 @@ def _hidden(text: str, inner) -> list[Finding]:
     return findings
 
 
-_DIGEST_LABEL = re.compile(r"(?i)\b(?:sha(?:1|224|256|384|512)|sha3-(?:224|256|384|512)|md5|blake2[bs]?)[:-]$")
+_DIGEST_LABEL = re.compile(r"(?i)\b(sha(?:1|224|256|384|512)|sha3-(?:224|256|384|512)|md5)[:-]$")
 
 
 def _bare_key_material(text: str, inner) -> list[Finding]:
@@ -2356,7 +2437,8 @@ def _bare_key_material(text: str, inner) -> list[Finding]:
     for match in _BASE64_RUN.finditer(text):
         if _MEDIA_DATA_BEFORE.search(text, max(0, match.start() - 80), match.start()) and _inlined_media(match.group()):
             continue  # a picture's or a sound's bytes, inlined
-        if _DIGEST_LABEL.search(text, max(0, match.start() - 12), match.start()):
+        if (label := _DIGEST_LABEL.search(text, max(0, match.start() - 12), match.start())) \
+                and digest_sized(label[1], match.group()):
             continue  # a digest ("SHA256:5PYV…", a key's fingerprint; "sha512-…"): what a hash printed
         run = match.group().rstrip("=")
         decoded = _decoded(match.group())

@@ -115,12 +115,14 @@ PUBLIC_KEY = re.compile(
     r"(?:(?!-----BEGIN )[^-]|-(?!----BEGIN ))*?-----END (?P=frame)-----"
     r"|(?i:\b(?:public|pub)[ _-]?key)[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z0-9+/=_-]{20,}")
 
-# A JSON Web Key (RFC 7517) without its private members is a public key ("n" and "e", or "x" and
-# "y": what a /.well-known/jwks.json publishes); "d" (and an RSA key's primes), or a symmetric
-# key's "k", make it a private one. Its members are strings and arrays of strings: no object
-# nests inside, so the object is read from the "{" before "kty" to the "}" after it.
+# A JSON Web Key (RFC 7517) of an RSA key ("n", "e") or an elliptic curve's ("crv", "x") with
+# no member but the public ones is a public key: what a /.well-known/jwks.json publishes. Any
+# other member ("d", a prime, a symmetric key's "k", or one the RFC does not name) may hold a
+# private part, and a symmetric key ("oct") has none to publish. Its members are strings and
+# arrays of strings: no object nests inside, so it is read from the "{" before "kty" to the "}".
 _JWK_TYPE = re.compile(r"\"kty\"\s*:")
-_JWK_PRIVATE = re.compile(r"\"(?:d|p|q|dp|dq|qi|k|oth)\"\s*:")
+_JWK_MEMBER = re.compile(r"\"([^\"\n]{1,40})\"\s*:")
+_JWK_PUBLIC_MEMBERS = frozenset("kty use key_ops alg kid x5u x5c x5t x5t#S256 n e crv x y ext".split())
 
 
 def public_json_web_keys(text: str) -> list[tuple[int, int]]:
@@ -132,8 +134,10 @@ def public_json_web_keys(text: str) -> list[tuple[int, int]]:
         if end < 0:
             break
         last_end = end + 1
-        if start >= 0 and "}" not in text[start:match.start()] and text.find("{", match.end(), end) < 0 \
-                and not _JWK_PRIVATE.search(text, start, end):
+        if start < 0 or "}" in text[start:match.start()] or text.find("{", match.end(), end) >= 0:
+            continue
+        members = set(_JWK_MEMBER.findall(text, start, end))
+        if members <= _JWK_PUBLIC_MEMBERS and ({"n", "e"} <= members or {"crv", "x"} <= members):
             spans.append((start, end + 1))
     return spans
 
@@ -354,6 +358,7 @@ def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) 
 
 REDACTION_MARKER = re.compile(r"\[redacted ([a-z_]+)\]")
 _BODY_RUN = re.compile(r"[A-Za-z0-9+/=_-]{40,}")
+_SEALED_MANIFEST = re.compile(r"\bkind:[ \t]*SealedSecret\b|\bencryptedData:")
 
 
 def _read_from_its_body(text: str, finding: SecretFinding, start: int, end: int) -> bool:
@@ -370,7 +375,9 @@ def _read_from_its_body(text: str, finding: SecretFinding, start: int, end: int)
     line_start, line_end = text.rfind("\n", 0, finding.start) + 1, text.find("\n", finding.end)
     line_end = len(text) if line_end < 0 else line_end
     whole_line = not text[line_start:finding.start].strip() and not text[finding.end:line_end].strip()
-    return whole_line or not any(c.isspace() for c in text[start:end].strip())
+    # (a one-line value opens with its key only where a sealed secret's manifest says it is one:
+    # a password may begin with "Ag" too)
+    return whole_line or not any(c.isspace() for c in text[start:end].strip()) and _SEALED_MANIFEST.search(text)
 
 
 # A wallet's seed phrase whatever precedes it (the lead-in pattern above knows English lead-ins

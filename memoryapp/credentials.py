@@ -380,7 +380,9 @@ _DIGITS = re.compile(r"^\d+$")
 # are printed to be read out (app passwords, licence keys, recovery codes).
 _GROUPED = re.compile(r"^[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6}){2,}$")
 # "a 4-digit code", "a 12-character password", "24-hour": a number describing a word.
-_DESCRIPTOR = re.compile(r"^\d+(?:-[a-z]{2,})*-[a-z]{3,}$")  # ("6-digit", "64-hex-char")
+_DESCRIPTOR = re.compile(r"^\d+-[a-z]{3,}$|^\d{1,3}(?:-(?:hex|digit|digits|char|chars|character|characters|byte|"
+                         r"bytes|bit|bits|letter|letters|word|words|symbol|symbols|long|wide|length))+$")
+# ("6-digit", "64-hex-char"; not "7-purple-monkey-dishwasher")
 # "50k" is a salary, "48392017K" is not: only a short number takes the k.
 # An amount is a number with a currency sign or code at one end: "Girasol_2020$" is no amount.
 _MONEY = re.compile(r"^[$€£¥][\d.,]+(?:k|m|bn)?(?:/\w+)?$|^[\d.,]+(?:k|m|bn)?(?:[$€£¥]|eur|usd|gbp)(?:/\w+)?$"
@@ -1873,9 +1875,11 @@ def _shape(value: str, previous: str) -> str | None:
 # An ISO 8601 date and time, as logs and APIs print it ("2024-06-12T08:15:02.114Z").
 TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?")
 # JSON written without spaces is one token: its members ('"kid":"0bb2…"') are read one by one.
-_JSON_MEMBER = re.compile(r'"?([A-Za-z_][\w.-]{0,60})"?:(?:"([^"]{0,300})"|(null|true|false|-?\d[\d.]{0,30}))')
+_JSON_MEMBER = re.compile(r'"?([A-Za-z_][\w.-]{0,60})"?:'
+                          r'(?:"([^"]{0,300})(?:"|$)|(null|true|false|-?\d[\d.]{0,30})|(?=[\[{]))')
 # A member naming an identifier: what it holds names a record, a key or a request, not a secret.
-_IDENTIFIER_KEY = re.compile(r"(?i)^(?:id|kid|uuid|guid|(?!session)[a-z]+_id)$|^[a-z]+Id$")
+_IDENTIFIER_KEY = re.compile(r"^(?:(?i:id|kid|uuid|guid)|(?!(?:session|sess|auth|csrf|xsrf|sso|token|secret)_)[a-z]+_id"
+                             r"|(?!(?:session|sess|auth|csrf|xsrf|sso|token|secret)Id)[a-z]+Id)$")
 
 
 def _json_of_no_secret(token: str) -> bool:
@@ -1884,13 +1888,13 @@ def _json_of_no_secret(token: str) -> bool:
     (an identifier's, a timestamp's or a token prefix's aside): "{"id":"key_01HZ","prefix":
     "lr_live_","last_four":"9x2Q"}" lists keys without giving one."""
     members = _JSON_MEMBER.findall(token)
-    if not members or '":' not in token:
-        return False
+    if not members or '":' not in token or len(members) < token.count('":'):
+        return False  # (a member not read may hold anything)
     for key, value, scalar in members:
         if not value or refers_elsewhere(value):
             continue
-        if credential_words(_spaced(key)):
-            return False
+        if credential_words(_spaced(key)) or _HOLDER.fullmatch(key) or _ends_with_credential_word(_spaced(value)):
+            return False  # ('"Name":"/prod/db/password","Value":"…"': the value of what it names)
         if not (_IDENTIFIER_KEY.match(key) or TIMESTAMP.fullmatch(value)) \
                 and _shape(value, "") in ("random", "random_mixed", "strong", "strong_symbol"):
             return False
@@ -1902,7 +1906,7 @@ def _json_of_no_secret(token: str) -> bool:
 _ELEMENT = re.compile(r"([A-Za-z][\w.:-]*)>([^<>]*)</\1")
 _TAG = re.compile(r"/?[A-Za-z][\w.:-]*")
 # A lookup with a fallback: the fallback, if it is a value, is _fallbacks' to judge.
-_LOOKUP_WITH_FALLBACK = re.compile(r"\$\{[A-Za-z_][\w.-]{0,80}:")
+_LOOKUP_WITH_FALLBACK = re.compile(r"\$\{([A-Za-z_][\w.-]{0,80}):")
 _REFERENCES_IN_TOKEN = re.compile(_TEMPLATE + r"|(?:(?<=[/=:])|^)\$[A-Z_][A-Z0-9_]+")
 _PATH_WORDS = re.compile(r"[/._:?=&#-]+")
 _API_VERSION = re.compile(r"v\d{1,2}")
@@ -1918,8 +1922,8 @@ def _markup_or_lookup(text: str, start: int, end: int, shape: str) -> bool:
         return True
     if (element := _ELEMENT.fullmatch(token)) is not None and refers_elsewhere(element[2]):
         return True  # "<token>${env.REPO_TOKEN}</token>"
-    if _LOOKUP_WITH_FALLBACK.match(token):
-        return True
+    if (lookup := _LOOKUP_WITH_FALLBACK.match(token)) and not credential_words(_spaced(lookup[1])):
+        return True  # "${POSTGRES_USER:-app}"; not "${REDIS_PASSWORD:-redis2024}"
     if _json_of_no_secret(token):
         return True
     if "/" not in token or "$" not in token and "{" not in token:
@@ -1940,6 +1944,13 @@ _VALUED_ENTRY = re.compile(
 # is that credential's.
 _HOLDER = re.compile(r"(?i)(?:values?|val|data|contents?|text|string|raw|literal|secrets?|\w*[_.-]?value|default\w*"
                      r"|initial\w*|plain\w*|fallback|sample|example|arg\w*)")
+# A key that names what a setting measures or places, never a secret: "size", "image",
+# "duration_seconds", "port". (Any other key beside a password may hold another one:
+# "masterauth", "duress", "old", "backup".)
+_NAMES_AN_ATTRIBUTE = re.compile(
+    r"(?i)id|name|size|memory|mem|cpus?|storage|disk|image|tag|version|port|ports|host|hostname|region|zone|timeout|"
+    r"ttl|duration|seconds|secs|ms|minutes|retries|retry|replicas|workers|threads|count|limit|level|mode|format|output|"
+    r"encoding|charset|locale|timezone|interval|delay|capacity|quota|driver|engine|protocol|scheme|stage|tier|runtime")
 # A value that opens what follows rather than giving one: "{", "[", "&anchor", "!tag", "|", '""'.
 _OPENS_A_BLOCK = re.compile(r"[{\[(|>]|[&!*]\S*|dict\(|\"\"|''")
 _ENTRY_LENGTH = 300
@@ -1998,7 +2009,7 @@ def _another_entrys_value(text: str, start: int, end: int, named: list[int]) -> 
     token = text[start:end].strip("\"'`,;")
     if entry is None or token not in (entry.value.strip("\"'`,;"), f"{entry.key}>{entry.value}</{entry.key}"):
         return False
-    if _HOLDER.fullmatch(entry.key) or credential_words(_spaced(entry.key)):
+    if not _NAMES_AN_ATTRIBUTE.fullmatch(_spaced(entry.key).split()[-1]) or credential_words(_spaced(entry.key)):
         return False
     for at in named:
         sibling = _entry_at(text, at)
@@ -2024,6 +2035,9 @@ _NAMES_A_NETWORK = frozenset("network network's networks ssid wlan netz netzwerk
                              "heißt heisst called named nom nombre nome".split())
 
 
+_BEFORE_A_NAME = frozenset("is the a at of for name ist est es è".split())  # ("network name at the Airbnb: X")
+
+
 def _placed_elsewhere(words: list, named: int, value: int) -> bool:
     """Whether the credential named at words[named] is said to be somewhere ("password is on the
     sticker", "das Kennwort steht hinten auf dem Gerät"), after a value that a network's name
@@ -2038,8 +2052,8 @@ def _placed_elsewhere(words: list, named: int, value: int) -> bool:
         raw, word = words[back][0], words[back][1].lower()
         if word in _NAMES_A_NETWORK or raw.lower().rstrip(":").removesuffix("'s") in _NAMES_A_NETWORK:
             return True
-        if not word[:1].isalnum() or raw.endswith((",", "/", "(", ";")) or raw in ("/", "+", "&"):
-            return False
+        if word not in _BEFORE_A_NAME and not raw.endswith(":"):
+            return False  # (a value after another word is not the name: "network HomeNet Tiger2024")
     return False
 
 
@@ -2406,7 +2420,7 @@ _HEX_RUN = re.compile(r"\b(?:[0-9a-fA-F]{2}){8,}\b|\b[0-9a-fA-F]{2}(?: [0-9a-fA-
 
 def _hidden(text: str, inner) -> list[Finding]:
     findings = _bare_key_material(text, inner)
-    named = None  # (whether the text names a credential: looked up once, for bytes apart only)
+    dumped = None  # (whether the text shows a capture's bytes: looked up once, for bytes apart only)
     for match in _HEX_RUN.finditer(text):  # a credential written out in hex bytes
         try:
             decoded = bytes.fromhex(match.group()).decode("utf-8")
@@ -2414,13 +2428,16 @@ def _hidden(text: str, inner) -> list[Finding]:
             continue
         if not decoded.isprintable():
             continue
-        if inner(decoded):
-            findings.append(Finding("encoded_secret", match.start(), match.end()))
-        elif " " in match.group() and len(decoded) <= _SHORT_ENCODED and any(
-                credential_shaped(word.strip(_EDGE_PUNCTUATION)) for word in decoded.split()) \
-                and (named := named if named is not None else bool(credential_words(text))):
-            # bytes written apart ("db pass as hex: 50 67 21 57 …") under a credential's name:
-            # a short readable value, hidden as base64 ones are
+        if " " not in match.group():
+            if inner(decoded):
+                findings.append(Finding("encoded_secret", match.start(), match.end()))
+        # Bytes written apart ("db pass as hex: 50 67 21 57 …") only right after a credential's
+        # name, and not where the text shows a capture's bytes ("wireshark: 55 73 65 72 …"):
+        # a short readable value then, hidden as base64 ones are.
+        elif credential_words(text[max(0, match.start() - 80):match.start()]) \
+                and (dumped := dumped if dumped is not None else _BYTES_ON_THE_WIRE.search(text) is not None) is False \
+                and (inner(decoded) or len(decoded) <= _SHORT_ENCODED and any(
+                    credential_shaped(word.strip(_EDGE_PUNCTUATION)) for word in decoded.split())):
             findings.append(Finding("encoded_secret", match.start(), match.end()))
     for block in _BASE64_BLOCK.finditer(text):
         # A block of base64 lines with key material in it is key material through its last line.
@@ -2430,6 +2447,11 @@ def _hidden(text: str, inner) -> list[Finding]:
 
 
 _DIGEST_LABEL = re.compile(r"(?i)\b(sha(?:1|224|256|384|512)|sha3-(?:224|256|384|512)|md5)[:-]$")
+
+
+# Bytes shown as a capture shows them, not a value hidden: "packet", "wire", "dump", "frame".
+_BYTES_ON_THE_WIRE = re.compile(r"(?i)\b(?:dump|hexdump|xxd|packet|packets|wire|wireshark|tcpdump|pcap|frame|capture|"
+                                r"magic|handshake|payload|protocol)\b")
 
 
 def _bare_key_material(text: str, inner) -> list[Finding]:
@@ -2851,7 +2873,9 @@ def cut_short(text: str) -> Finding | None:
     if named_right_before and separator.strip():
         cue = ":"  # "password: Zq" reads as "password is" does
     # (a hyphen last is where the value was cut: "vpn pw is Marmor-", the rest in the next message)
-    value = match["value"].strip(_EDGE_PUNCTUATION).removesuffix("-")
+    value = match["value"].strip(_EDGE_PUNCTUATION)
+    if value.endswith("-") and len(value) > 5:  # ("Marmor-"; "Long-", "Self-" may open a word)
+        value = value[:-1]
     if not value or refers_elsewhere(value):
         return None
     digits = any(c.isdigit() for c in value)

@@ -222,6 +222,18 @@ _NAMED_AFTER = re.compile(r"(?i)\s+(?:is|as|was)\s+(?:the|my|our|a|an|its)?\s*(?
                           r"(?:ref|reference|number|tracking|order|invoice|booking|id)\b")
 
 
+_WORD_PART = re.compile(r"(?:^|[-_])[A-Za-z]{4,}(?=[-_]|$)")
+
+
+def _random_session_id(match: str) -> bool:
+    """Whether the value of a session's id given as a member or a setting ('"session_id":"f3a9…"')
+    looks drawn at random: letters and digits, no dotted name, no words joined by hyphens or
+    underscores (a placeholder, a column's type, a label)."""
+    value = match.split(":", 1)[1].strip(" \t\"'")
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value) and "." not in value \
+        and not _WORD_PART.search(value) and not refers_elsewhere(value)
+
+
 def _luhn_ok(digits: str) -> bool:
     total, parity = 0, len(digits) % 2
     for i, ch in enumerate(digits):
@@ -308,6 +320,8 @@ def _find_secrets(text: str, *, continues: bool = False, carried: bool = False) 
                     continue  # (grouped as a card is printed, it is one whatever surrounds it)
             if kind == "iban" and not _iban_ok(match.group()):
                 continue  # a parcel's tracking code has the shape, not the check digits
+            if kind == "session_cookie" and "=" not in match.group() and not _random_session_id(match.group()):
+                continue  # "session_id: YOUR_SESSION_ID_HERE", "sessionid: chat-2024-06-12-morning"
             if kind in _VALUE_AFTER_A_NAME and not _names_a_value(kind, match):
                 continue
             found.append(SecretFinding(kind, *match.span()))

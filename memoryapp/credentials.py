@@ -33,6 +33,7 @@ import bisect
 import collections
 import functools
 import itertools
+import json
 import math
 import re
 import unicodedata
@@ -867,7 +868,9 @@ VAULT_REFERENCE = re.compile(_VAULT_SYNTAX + r"|\bop://[\w./-]{1,300}")
 _REFERENCE = re.compile(
     r"(?:" + _TEMPLATE + r"|\$[A-Z_][A-Z0-9_]*|%\(\w+\)s|<[A-Za-z][A-Za-z_ -]{0,60}>|<[A-Z][A-Z0-9_]{0,60}>"
     r"|(?:secrets|env|vars?|ENV|process\.env|os\.environ)(?:\." + _NAME + r"|\[[\"']" + _NAME + r"[\"']\])+"
-    r"|op://[\w./ -]+|arn:aws[\w-]*:[\w-]+:[\w-]*:\d{0,12}:[\w:/+=,.@-]+"
+    r"|op://[\w./ -]+|arn:aws[\w-]*:(?:secretsmanager|ssm):[\w:/+=,.@-]+"
+    # (any other resource named by words: "arn:aws:iam::123456789012:mfa/ci-bot"; not ".../user/Summer2024x")
+    r"|arn:aws[\w-]*:[\w-]+:[\w-]*:\d{0,12}:(?:[A-Za-z_-]+|\d+)(?:[:/](?:[A-Za-z_-]+|\d+))*"
     r"|" + _VAULT_SYNTAX +
     r"|(?i:null|none|nil|true|false|undefined)|" + _MASKED + r"|\[" + _MASKED + r"\])"
     r"(?=[\s\"'`,;)\]}]|$)")
@@ -1814,7 +1817,9 @@ _A_WORD_IN_IT = re.compile(r"[A-Za-z]{3}")
 def _a_files_name(value: str) -> bool:
     """Whether `value` is a file's name (or path) with a common extension, its name holding a word
     ("Win11_23H2_English_x64v2.iso", "dist/app.tar.gz"; not "Ab9x/Qz7.pem")."""
-    return bool(_NAMED_FILE.match(value)) and bool(_A_WORD_IN_IT.search(value.rpartition("/")[2].partition(".")[0]))
+    folders, _, name = value.rpartition("/")
+    return bool(_NAMED_FILE.match(value)) and bool(_A_WORD_IN_IT.search(name.partition(".")[0])) and not any(
+        _shape(folder, "") in ("random", "random_mixed", "strong", "strong_symbol") for folder in folders.split("/"))
 _EMAIL = re.compile(r"^[\w.+-]+@[\w-]+\.[\w.]+$")
 _ADDRESS = re.compile(r"@[\w-]+\.|://|^www\.", re.I)
 _SENTENCE_END = (".", "!", "?", ";")
@@ -1874,31 +1879,54 @@ def _shape(value: str, previous: str) -> str | None:
 
 # An ISO 8601 date and time, as logs and APIs print it ("2024-06-12T08:15:02.114Z").
 TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?")
-# JSON written without spaces is one token: its members ('"kid":"0bb2…"') are read one by one.
-_JSON_MEMBER = re.compile(r'"?([A-Za-z_][\w.-]{0,60})"?:'
-                          r'(?:"([^"]{0,300})(?:"|$)|(null|true|false|-?\d[\d.]{0,30})|(?=[\[{]))')
-# A member naming an identifier: what it holds names a record, a key or a request, not a secret.
-_IDENTIFIER_KEY = re.compile(r"^(?:(?i:id|kid|uuid|guid)|(?!(?:session|sess|auth|csrf|xsrf|sso|token|secret)_)[a-z]+_id"
-                             r"|(?!(?:session|sess|auth|csrf|xsrf|sso|token|secret)Id)[a-z]+Id)$")
+# JSON written without spaces is one token: it is parsed, and every member and element read.
+# A member naming an identifier: what it holds names a record, a key or a request, not a secret
+# (not a session's, an auth's, a reset link's or an invitation's: those open something).
+_CAPABILITY = r"(?:session|sess|auth|csrf|xsrf|sso|token|secret|reset|magic|invite|invitation|share|pairing|unlock|" \
+              r"access|login|verification|verify|recovery|duress)"
+_IDENTIFIER_KEY = re.compile(r"^(?:(?i:id|kid|uuid|guid)|(?!" + _CAPABILITY + r"_)[a-z]+_id"
+                             r"|(?!" + _CAPABILITY + r"Id)[a-z]+Id)$")
+_JSON_LENGTH = 4096
+# An identifier is short: a long random one under "id" may be a session's ('"session":{"id":"s3Kq…"}').
+_IDENTIFIER_LENGTH = 16
+_CAPABILITY_WORD = re.compile(r"(?i)session|sess\b|sid|cookie|auth|bearer|jwt|csrf|xsrf|sso|token|secret")
 
 
-def _json_of_no_secret(token: str) -> bool:
-    """Whether `token` is JSON written without spaces (one member or more) in which no member
-    names a credential and gives it a value, and no member's value is shaped as a random key
-    (an identifier's, a timestamp's or a token prefix's aside): "{"id":"key_01HZ","prefix":
-    "lr_live_","last_four":"9x2Q"}" lists keys without giving one."""
-    members = _JSON_MEMBER.findall(token)
-    if not members or '":' not in token or len(members) < token.count('":'):
-        return False  # (a member not read may hold anything)
-    for key, value, scalar in members:
-        if not value or refers_elsewhere(value):
-            continue
-        if credential_words(_spaced(key)) or _HOLDER.fullmatch(key) or _ends_with_credential_word(_spaced(value)):
-            return False  # ('"Name":"/prod/db/password","Value":"…"': the value of what it names)
-        if not (_IDENTIFIER_KEY.match(key) or TIMESTAMP.fullmatch(value)) \
-                and _shape(value, "") in ("random", "random_mixed", "strong", "strong_symbol"):
-            return False
-    return True
+def _json_of_no_secret(text: str, start: int, end: int) -> bool:
+    """Whether the token around text[start:end] (from space to space) is JSON written without
+    spaces that gives no secret: no member is named for a credential or holds another's value
+    ("Value"), whatever it holds, and no string in it, in a member or in an array, is shaped as
+    a key, unless it is an identifier's under a parent named for nothing secret, or a moment:
+    '{"data":[{"id":"key_01HZ","prefix":"lr_live_","last_four":"9x2Q"}]}' lists keys without
+    giving one. Code that merely holds some JSON ('login("ann","Summer2024x",opts={…})') is none."""
+    while start > 0 and not text[start - 1].isspace() and end - start < _JSON_LENGTH:
+        start -= 1
+    while end < len(text) and not text[end].isspace() and end - start < _JSON_LENGTH:
+        end += 1
+    token = text[start:end].rstrip(",;.")
+    if token[:1] not in "{[" or '":' not in token:
+        return False
+    try:
+        return _gives_no_secret(json.loads(token), parent="")
+    except (ValueError, RecursionError):  # (not JSON; or nested past what is read: judged as a token)
+        return False
+
+
+def _gives_no_secret(node, *, parent: str, key: str = "") -> bool:
+    if isinstance(node, dict):
+        # (a holder's string is what a member beside it names: '"Name":"…","Value":"tiger2024"')
+        return all(not credential_words(_spaced(name)) and not (_HOLDER.fullmatch(name) and isinstance(value, str))
+                   and _gives_no_secret(value, parent=key, key=name) for name, value in node.items())
+    if isinstance(node, list):
+        return all(_gives_no_secret(item, parent=parent, key=key) for item in node)
+    if not isinstance(node, str) or not node or refers_elsewhere(node):
+        return True
+    if _ends_with_credential_word(_spaced(node)):
+        return False  # ('"Name":"/prod/db/password"': what is beside it is that password)
+    if TIMESTAMP.fullmatch(node) or _IDENTIFIER_KEY.match(key) and len(node) <= _IDENTIFIER_LENGTH \
+            and not credential_words(_spaced(parent)) and not _CAPABILITY_WORD.search(parent):
+        return True
+    return _shape(node, "") not in ("random", "random_mixed", "strong", "strong_symbol")
 
 
 # An element of markup read as one token once its brackets are stripped: "id>nexus-releases</id",
@@ -1924,7 +1952,7 @@ def _markup_or_lookup(text: str, start: int, end: int, shape: str) -> bool:
         return True  # "<token>${env.REPO_TOKEN}</token>"
     if (lookup := _LOOKUP_WITH_FALLBACK.match(token)) and not credential_words(_spaced(lookup[1])):
         return True  # "${POSTGRES_USER:-app}"; not "${REDIS_PASSWORD:-redis2024}"
-    if _json_of_no_secret(token):
+    if '":' in token and _json_of_no_secret(text, start, end):
         return True
     if "/" not in token or "$" not in token and "{" not in token:
         return False
@@ -1951,6 +1979,10 @@ _NAMES_AN_ATTRIBUTE = re.compile(
     r"(?i)id|name|size|memory|mem|cpus?|storage|disk|image|tag|version|port|ports|host|hostname|region|zone|timeout|"
     r"ttl|duration|seconds|secs|ms|minutes|retries|retry|replicas|workers|threads|count|limit|level|mode|format|output|"
     r"encoding|charset|locale|timezone|interval|delay|capacity|quota|driver|engine|protocol|scheme|stage|tier|runtime")
+# ... and of those, the keys whose number is a measure, never a PIN ("port: 6379", "duration_seconds = 3600").
+_MEASURES = re.compile(r"(?i)size|port|ports|timeout|ttl|duration|seconds|secs|ms|minutes|retries|retry|replicas|"
+                       r"workers|threads|count|limit|interval|delay|capacity|quota|memory|mem|storage|disk")
+_PIN_LENGTH = re.compile(r"\d{4,8}")
 # A value that opens what follows rather than giving one: "{", "[", "&anchor", "!tag", "|", '""'.
 _OPENS_A_BLOCK = re.compile(r"[{\[(|>]|[&!*]\S*|dict\(|\"\"|''")
 _ENTRY_LENGTH = 300
@@ -2009,8 +2041,11 @@ def _another_entrys_value(text: str, start: int, end: int, named: list[int]) -> 
     token = text[start:end].strip("\"'`,;")
     if entry is None or token not in (entry.value.strip("\"'`,;"), f"{entry.key}>{entry.value}</{entry.key}"):
         return False
-    if not _NAMES_AN_ATTRIBUTE.fullmatch(_spaced(entry.key).split()[-1]) or credential_words(_spaced(entry.key)):
+    last = _spaced(entry.key).split()[-1]
+    if not _NAMES_AN_ATTRIBUTE.fullmatch(last) or credential_words(_spaced(entry.key)):
         return False
+    if _PIN_LENGTH.fullmatch(token) and not _MEASURES.fullmatch(last):
+        return False  # ("pin: 4417" beside "mode: 9921": four to eight digits may be another PIN)
     for at in named:
         sibling = _entry_at(text, at)
         if sibling is None or sibling.key_start == entry.key_start:

@@ -223,13 +223,19 @@ _NAMED_AFTER = re.compile(r"(?i)\s+(?:is|as|was)\s+(?:the|my|our|a|an|its)?\s*(?
 
 
 _WORD_PART = re.compile(r"(?:^|[-_])[A-Za-z]{4,}(?=[-_]|$)")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# A value that opens with a moment: "20240612T0815…", "1718180102114…".
+_STAMPED = re.compile(r"\d{8}T\d{4}|\d{10,13}")
 
 
 def _random_session_id(match: str) -> bool:
     """Whether the value of a session's id given as a member or a setting ('"session_id":"f3a9…"')
     looks drawn at random: letters and digits, no dotted name, no words joined by hyphens or
     underscores (a placeholder, a column's type, a label)."""
-    value = match.split(":", 1)[1].strip(" \t\"'")
+    name, value = (part.strip(" \t\"'") for part in match.split(":", 1))
+    if _UUID.fullmatch(value) or _STAMPED.match(value):
+        # a chat's or a trace's id (an agent's own API sends them) unless a server's cookie names it
+        return name.lower() in ("jsessionid", "phpsessid", "connect.sid")
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value) and "." not in value \
         and not _WORD_PART.search(value) and not refers_elsewhere(value)
 

@@ -1053,3 +1053,27 @@ def test_credentials_a_second_review_of_the_second_pass_found_are_redacted(text,
 ])
 def test_look_alikes_a_second_review_of_the_second_pass_found_are_kept(text):
     assert find_secrets(text) == [], redact_secrets(text)[0]
+
+
+# A third review: JSON is parsed and every element read; code that holds JSON is not JSON.
+@pytest.mark.parametrize("text,secret", [
+    ('{"jsonrpc":"2.0","method":"user.login","params":["Admin","Summer2024x"],"id":1}', "Summer2024x"),
+    ('"command":["redis-server","--requirepass","Summer2024x"]', "Summer2024x"),
+    ('{"recovery_codes":["Kq9w-Lm2x-Tr7P"]}', "Kq9w-Lm2x-Tr7P"),
+    ('login("admin","Summer2024x",opts={"retry":3})', "Summer2024x"),
+    ('login ok: {"user":{"name":"ann"},"session":{"id":"s3Kq9Lm2Xp7Rt4Vw8Yz1","ttl":3600}}', "s3Kq9Lm2Xp7Rt4Vw8Yz1"),
+    ('{"reset_id":"Kq9wLm2xTr7PzXq81Lm"}', "Kq9wLm2xTr7PzXq81Lm"),
+    ("alarm:\n  pin: 4417\n  mode: 9921", "9921"),
+    ("password: arn:aws:iam::123456789012:user/Summer2024x", "Summer2024x"),
+    ("token: see /etc/app/Kq9wLm2xTr7P/token.json", "Kq9wLm2xTr7P"),
+])
+def test_credentials_a_third_review_found_are_redacted(text, secret):
+    assert _hides(text, secret), redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("text", [
+    '{"session_id":"3f2a9c1e-7b4d-4e8a-9f0c-1d2b3a4f5e6d","user_id":"u1","message":"hi"}',
+    "Bug report: session_id: 20240612T081502Z-7f3a, the agent lost the thread",
+])
+def test_a_chats_or_a_traces_session_id_is_kept(text):
+    assert find_secrets(text) == [], redact_secrets(text)[0]

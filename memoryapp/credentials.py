@@ -381,9 +381,9 @@ _DIGITS = re.compile(r"^\d+$")
 # are printed to be read out (app passwords, licence keys, recovery codes).
 _GROUPED = re.compile(r"^[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6}){2,}$")
 # "a 4-digit code", "a 12-character password", "24-hour": a number describing a word.
+# ("6-digit", "64-hex-char"; not "7-purple-monkey-dishwasher")
 _DESCRIPTOR = re.compile(r"^\d+-[a-z]{3,}$|^\d{1,3}(?:-(?:hex|digit|digits|char|chars|character|characters|byte|"
                          r"bytes|bit|bits|letter|letters|word|words|symbol|symbols|long|wide|length))+$")
-# ("6-digit", "64-hex-char"; not "7-purple-monkey-dishwasher")
 # "50k" is a salary, "48392017K" is not: only a short number takes the k.
 # An amount is a number with a currency sign or code at one end: "Girasol_2020$" is no amount.
 _MONEY = re.compile(r"^[$€£¥][\d.,]+(?:k|m|bn)?(?:/\w+)?$|^[\d.,]+(?:k|m|bn)?(?:[$€£¥]|eur|usd|gbp)(?:/\w+)?$"
@@ -1882,8 +1882,8 @@ TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9}
 # JSON written without spaces is one token: it is parsed, and every member and element read.
 # A member naming an identifier: what it holds names a record, a key or a request, not a secret
 # (not a session's, an auth's, a reset link's or an invitation's: those open something).
-_CAPABILITY = r"(?:session|sess|auth|csrf|xsrf|sso|token|secret|reset|magic|invite|invitation|share|pairing|unlock|" \
-              r"access|login|verification|verify|recovery|duress)"
+_CAPABILITY = (r"(?:session|sess|auth|csrf|xsrf|sso|token|secret|reset|magic|invite|invitation|share|pairing|"
+               r"unlock|access|login|verification|verify|recovery|duress)")
 _IDENTIFIER_KEY = re.compile(r"^(?:(?i:id|kid|uuid|guid)|(?!" + _CAPABILITY + r"_)[a-z]+_id"
                              r"|(?!" + _CAPABILITY + r"Id)[a-z]+Id)$")
 _JSON_LENGTH = 4096
@@ -1940,11 +1940,12 @@ _PATH_WORDS = re.compile(r"[/._:?=&#-]+")
 _API_VERSION = re.compile(r"v\d{1,2}")
 
 
-def _markup_or_lookup(text: str, start: int, end: int, shape: str) -> bool:
+def _markup_or_lookup(text: str, start: int, end: int) -> bool:
     """Whether the candidate text[start:end] is markup or a lookup rather than a value: a tag
-    alone, another element than a credential's with a value that is not random (a random value
-    is a secret whatever its element), a lookup with a fallback, or a link or a path built of
-    references and words ("${CI_API_V4_URL}/projects/${CI_PROJECT_ID}/packages")."""
+    alone, an element holding a reference, a lookup with a fallback whose name names no
+    credential, JSON that gives no secret (_json_of_no_secret), or a link or a path built of
+    references and words ("${CI_API_V4_URL}/projects/${CI_PROJECT_ID}/packages"). (An element
+    with a value of its own is an entry: _another_entrys_value.)"""
     token = text[start:end]
     if text[start - 1:start] == "<" and _TAG.fullmatch(token):
         return True
@@ -1972,16 +1973,15 @@ _VALUED_ENTRY = re.compile(
 # is that credential's.
 _HOLDER = re.compile(r"(?i)(?:values?|val|data|contents?|text|string|raw|literal|secrets?|\w*[_.-]?value|default\w*"
                      r"|initial\w*|plain\w*|fallback|sample|example|arg\w*)")
-# A key that names what a setting measures or places, never a secret: "size", "image",
-# "duration_seconds", "port". (Any other key beside a password may hold another one:
-# "masterauth", "duress", "old", "backup".)
-_NAMES_AN_ATTRIBUTE = re.compile(
-    r"(?i)id|name|size|memory|mem|cpus?|storage|disk|image|tag|version|port|ports|host|hostname|region|zone|timeout|"
-    r"ttl|duration|seconds|secs|ms|minutes|retries|retry|replicas|workers|threads|count|limit|level|mode|format|output|"
-    r"encoding|charset|locale|timezone|interval|delay|capacity|quota|driver|engine|protocol|scheme|stage|tier|runtime")
-# ... and of those, the keys whose number is a measure, never a PIN ("port: 6379", "duration_seconds = 3600").
-_MEASURES = re.compile(r"(?i)size|port|ports|timeout|ttl|duration|seconds|secs|ms|minutes|retries|retry|replicas|"
-                       r"workers|threads|count|limit|interval|delay|capacity|quota|memory|mem|storage|disk")
+# Keys whose number is a measure, never a PIN ("port: 6379", "duration_seconds = 3600")...
+_MEASURE_KEYS = frozenset("size port ports timeout ttl duration seconds secs ms minutes retries retry replicas "
+                          "workers threads count limit interval delay capacity quota memory mem storage disk".split())
+# ... and with them, the keys that name what a setting is or where it points, never a secret
+# ("image", "tag", "id"). Any other key beside a password may hold another one ("masterauth",
+# "duress", "old", "backup").
+_ATTRIBUTE_KEYS = _MEASURE_KEYS | frozenset("id name cpu cpus image tag version host hostname region zone level mode "
+                                            "format output encoding charset locale timezone driver engine protocol "
+                                            "scheme stage tier runtime".split())
 _PIN_LENGTH = re.compile(r"\d{4,8}")
 # A value that opens what follows rather than giving one: "{", "[", "&anchor", "!tag", "|", '""'.
 _OPENS_A_BLOCK = re.compile(r"[{\[(|>]|[&!*]\S*|dict\(|\"\"|''")
@@ -2032,7 +2032,7 @@ def _another_entrys_value(text: str, start: int, end: int, named: list[int]) -> 
     (a key that names no credential and holds nothing named beside it), while every credential's
     name near it (at `named`) is on the line of a sibling entry named for a credential, with a
     value of its own ("size: 20Gi" beside "userPasswordKey: password"): that name does not
-    reach it. A name above the entries
+    reach it. Only keys of _ATTRIBUTE_KEYS own their value so. A name above the entries
     ("password:" or "passwords = {" over "  prod: …", "[passwords]", "the admin password:"), a
     name given as a sibling's value ("- name: ADMIN_PASSWORD" over "  default: …"), or a key
     that only says something of a credential ("pin_length: 4", "token_type: bearer") still
@@ -2041,10 +2041,10 @@ def _another_entrys_value(text: str, start: int, end: int, named: list[int]) -> 
     token = text[start:end].strip("\"'`,;")
     if entry is None or token not in (entry.value.strip("\"'`,;"), f"{entry.key}>{entry.value}</{entry.key}"):
         return False
-    last = _spaced(entry.key).split()[-1]
-    if not _NAMES_AN_ATTRIBUTE.fullmatch(last) or credential_words(_spaced(entry.key)):
+    last = _spaced(entry.key).split()[-1].lower()
+    if last not in _ATTRIBUTE_KEYS or credential_words(_spaced(entry.key)):
         return False
-    if _PIN_LENGTH.fullmatch(token) and not _MEASURES.fullmatch(last):
+    if _PIN_LENGTH.fullmatch(token) and last not in _MEASURE_KEYS:
         return False  # ("pin: 4417" beside "mode: 9921": four to eight digits may be another PIN)
     for at in named:
         sibling = _entry_at(text, at)
@@ -2064,20 +2064,18 @@ _PLACED = frozenset("on in under underneath beneath behind inside at written pri
                     "sul sotto dietro scritta op onder achter embaixo".split())
 _DETERMINERS = frozenset("the a an my our your his her their this that its der die das dem den des einem einer "
                          "le la les l' un une el los las un una il lo gli de het een o os um uma".split())
-# What a network's (or a device's) name follows: "network's TP-Link_5G_A41C", "SSID: Casa_Verde",
-# "das WLAN heißt FRITZ!Box 7590".
+# What a network's name follows: "network's TP-Link_5G_A41C", "SSID: Casa_Verde", "das WLAN heißt
+# FRITZ!Box"; and the small words that may stand between ("network name at the Airbnb: X").
 _NAMES_A_NETWORK = frozenset("network network's networks ssid wlan netz netzwerk réseau red rete netwerk "
                              "heißt heisst called named nom nombre nome".split())
-
-
-_BEFORE_A_NAME = frozenset("is the a at of for name ist est es è".split())  # ("network name at the Airbnb: X")
+_BEFORE_A_NAME = frozenset("is the a at of for name ist est es è".split())
 
 
 def _placed_elsewhere(words: list, named: int, value: int) -> bool:
     """Whether the credential named at words[named] is said to be somewhere ("password is on the
     sticker", "das Kennwort steht hinten auf dem Gerät"), after a value that a network's name
-    claims (words[value], within five words of "network", "SSID:", "heißt"…, nothing but its
-    name between): that value is the network's name. "… is in lowercase", "… is at least what IT
+    claims (words[value], within five words after "network", "SSID:", "heißt"…, with only small
+    words or a label's colon between): that value is the network's name. "… is in lowercase", "… is at least what IT
     wants", "bluebird77 (password is on the card)" after "Luna_5G /" say nothing of the kind."""
     following = [w.lower() for _, w, _ in words[named + 1:named + 5]]
     if len(following) < 3 or following[0] not in _IS or following[1] not in _PLACED \
@@ -2347,7 +2345,7 @@ def _scored(text: str, names: list[tuple[str, int, int]], *, carried: bool = Fal
         setting = _SETTING.match(token)
         if setting and _another_setting(setting, text, start) or _names_rather_than_gives(text, start, end, references):
             continue
-        if _markup_or_lookup(text, start, end, shape):
+        if _markup_or_lookup(text, start, end):
             continue
         if _CLOCK.match(token) and not (count and (count - 1 in named or words[count - 1][0].endswith(":")
                                                    or words[count - 1][1].lower() in _ASSIGNMENT)):

@@ -10,8 +10,7 @@ from mnemonic import Mnemonic
 
 from memoryapp.credentials import (
     TIMESTAMP, VAULT_REFERENCE, continued_credential, credential_shaped, credential_words, described_credentials,
-    normalise,
-    one_scan, original_span, refers_elsewhere,
+    normalise, one_scan, original_span, refers_elsewhere,
 )
 from memoryapp.credential_lexicon import ACCESS_PHRASES, is_access_word
 

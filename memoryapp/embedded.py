@@ -149,7 +149,29 @@ def stop_postgres() -> None:
     from pgserver._commands import pg_ctl
 
     user = "pgserver" if os.geteuid() == 0 else None
-    pg_ctl(["-w", "-m", "fast", "stop"], pgdata=PG_DIR, user=user)
+    try:
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=PG_DIR, user=user)
+    except subprocess.CalledProcessError:
+        # Seen once under heavy load (a fresh-clone CI beside benchmarks): pg_ctl failed before it
+        # signalled the server (its log shows no shutdown request), and the server outlived the
+        # service. Signal it directly, as pg_ctl would: a fast shutdown (SIGINT), then an
+        # immediate one (SIGQUIT; its WAL replays at the next start).
+        _signal_postmaster_until_gone()
+
+
+def _signal_postmaster_until_gone(timeout: float = 60) -> None:
+    for sig, wait in ((signal.SIGINT, timeout), (signal.SIGQUIT, 10)):
+        try:
+            pid = int((PG_DIR / "postmaster.pid").read_text().splitlines()[0])
+            os.kill(pid, sig)
+        except (OSError, ValueError, IndexError):
+            return  # stopped meanwhile
+        deadline = time.monotonic() + wait
+        while _process_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if not _process_alive(pid):
+            return
+    raise RuntimeError(f"the embedded PostgreSQL in {PG_DIR} did not stop")
 
 
 def redis_is_running() -> bool:

@@ -244,3 +244,34 @@ def test_runs_starting_together_start_one_of_each_and_a_django_process_is_a_user
         if django and django.poll() is None:
             django.kill()
         _stop_everything(data_dir)
+
+
+# pg_ctl failed once, under heavy load, before it signalled the server (its log showed no
+# shutdown request), and the server outlived the service that had started it. The fallback
+# signals the postmaster itself; here pg_ctl is replaced by one that fails the same way (the
+# only stand-in: the server, its folder and its log are real), so only the fallback can stop it.
+STOP_WITHOUT_PG_CTL = """
+import subprocess, sys
+from memoryapp import embedded
+from pgserver import _commands
+embedded.start_postgres()
+pid = int((embedded.PG_DIR / "postmaster.pid").read_text().splitlines()[0])
+def failing_pg_ctl(args, **kwargs):
+    raise subprocess.CalledProcessError(1, ["pg_ctl"] + args)
+_commands.pg_ctl = failing_pg_ctl
+embedded.stop_postgres()
+print("running" if embedded.postgres_is_running() else "stopped", pid)
+"""
+
+
+@pytest.mark.slow
+def test_postgres_is_stopped_even_when_pg_ctl_fails(tmp_path):
+    data_dir = tmp_path / "data"
+    done = subprocess.run([sys.executable, "-c", STOP_WITHOUT_PG_CTL], cwd=ROOT, env=_env(data_dir),
+                          capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    state, pid = done.stdout.split()[-2:]
+    assert state == "stopped"
+    assert not psutil.pid_exists(int(pid)) or psutil.Process(int(pid)).status() == psutil.STATUS_ZOMBIE
+    assert "fast shutdown request" in (data_dir / "postgres" / "log").read_text()
+    assert processes_using(data_dir) == []

@@ -295,6 +295,9 @@ def test_a_run_on_a_port_already_in_use_refuses_at_once_naming_the_holder(tmp_pa
     assert f"port {port} on 127.0.0.1 is already in use by pid {os.getpid()}" in run.stderr, run.stderr
     assert time.monotonic() - started < 30
     assert "Memory service running" not in run.stdout
+    # (settings had started the private PostgreSQL for it: refused, it leaves nothing running)
+    wait_for(lambda: processes_using(tmp_path / "data") == [], 30, "the refused service's servers stopped",
+             lambda: str(processes_using(tmp_path / "data")))
 
 
 def test_no_worker_processes_is_refused_before_anything_starts():

@@ -177,6 +177,13 @@ def port_taken(host: str, port: int) -> str | None:
             "port (PORT=8001 make run).")
 
 
+def _let_go_of_the_servers() -> None:
+    """A service refused before it starts lets go of the private servers settings started for
+    it, stopping them if no one else uses them (it left PostgreSQL running before)."""
+    if not os.environ.get("DATABASE_URL"):
+        embedded.process_user().release()
+
+
 def metrics_folder() -> Path:
     """Where every process of the service writes its Prometheus samples (multiprocess mode), emptied
     at start: samples of a previous run's processes would be summed with this one's."""
@@ -235,10 +242,12 @@ class Command(BaseCommand):
         try:
             claim = embedded.service_claim(url)  # held (open) until this process ends
         except embedded.ServiceAlreadyRunning as exc:
+            _let_go_of_the_servers()
             raise CommandError(str(exc)) from None
         taken = port_taken(host, port)
         if taken:
             claim.close()
+            _let_go_of_the_servers()
             raise CommandError(taken)
         uses_embedded_db = not os.environ.get("DATABASE_URL")
         uses_embedded_redis = not os.environ.get("REDIS_URL")

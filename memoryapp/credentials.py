@@ -1940,6 +1940,18 @@ _PATH_WORDS = re.compile(r"[/._:?=&#-]+")
 _API_VERSION = re.compile(r"v\d{1,2}")
 
 
+_MARKUP_REACH = 8192
+
+
+def _a_tag_of_a_pair(text: str, start: int, token: str) -> bool:
+    """Whether the tag <token> at text[start] is markup: closed later ("<server>" … "</server>"),
+    or closing one opened before ("</server>" after "<server>"). A value in angle brackets alone
+    ("<Xk9mP2qL7> that's the new wifi password") is no tag."""
+    if token.startswith("/"):  # (within _MARKUP_REACH: many tags unclosed must not read the text again each)
+        return text.rfind("<" + token[1:], max(0, start - _MARKUP_REACH), start) >= 0
+    return text.find("</" + token + ">", start, start + _MARKUP_REACH) >= 0
+
+
 def _markup_or_lookup(text: str, start: int, end: int) -> bool:
     """Whether the candidate text[start:end] is markup or a lookup rather than a value: a tag
     alone, an element holding a reference, a lookup with a fallback whose name names no
@@ -1947,7 +1959,7 @@ def _markup_or_lookup(text: str, start: int, end: int) -> bool:
     references and words ("${CI_API_V4_URL}/projects/${CI_PROJECT_ID}/packages"). (An element
     with a value of its own is an entry: _another_entrys_value.)"""
     token = text[start:end]
-    if text[start - 1:start] == "<" and _TAG.fullmatch(token):
+    if text[start - 1:start] == "<" and _TAG.fullmatch(token) and _a_tag_of_a_pair(text, start, token):
         return True
     if (element := _ELEMENT.fullmatch(token)) is not None and refers_elsewhere(element[2]):
         return True  # "<token>${env.REPO_TOKEN}</token>"

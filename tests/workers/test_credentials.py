@@ -1020,6 +1020,10 @@ def test_a_value_cut_at_a_hyphen_is_finished_by_the_next_message():
     ("jane@x.com Shift+Q7x!", "Q7x!"),
     ("use kitty_cat_ as the password", "kitty_cat_"),
     ("password: Ab9x/Qz7.pem", "Ab9x/Qz7.pem"),
+    # (the author's last read: a value in angle brackets alone is no tag)
+    ("<Xk9mP2qL7> that's the new wifi password", "Xk9mP2qL7"),
+    ("new router pw below\n<Kx9mPq2vL7>", "Kx9mPq2vL7"),
+    ("keep this safe: <Zq8Lm2Vt9K>", "Zq8Lm2Vt9K"),
 ])
 def test_credentials_a_review_of_the_second_pass_found_are_redacted(text, secret):
     assert _hides(text, secret), redact_secrets(text)[0]

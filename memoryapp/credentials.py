@@ -1089,7 +1089,7 @@ _ENTRY_LINE = re.compile(r"[ \t]*(?:-[ \t]+)?(?:(?P<key>[\w.-]+)[ \t]*(?P<cue>=|
 _CAMEL_CASE = re.compile(r"[a-z]+(?:[A-Z][a-z0-9]+)+")  # "existingSecretName"
 # A setting's name before "=": joined words or capitals ("DB_HOST", "db.host", "dbHost"), not a
 # plain word ("tiger=Blue42" may be the value).
-_SETTING_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)+|[A-Z][A-Z0-9]{2,}|[a-z]+(?:[A-Z][a-z0-9]+)+")
+_JOINED_SETTING_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)+|[A-Z][A-Z0-9]{2,}|[a-z]+(?:[A-Z][a-z0-9]+)+")
 
 
 def _an_entry_of_its_own(text: str, line_end: int) -> bool:
@@ -1101,7 +1101,7 @@ def _an_entry_of_its_own(text: str, line_end: int) -> bool:
     if entry is None or entry["key"] is None:
         return entry is not None
     if entry["cue"] == "=":
-        return bool(_SETTING_NAME.fullmatch(entry["key"]))
+        return bool(_JOINED_SETTING_NAME.fullmatch(entry["key"]))
     return bool(_CONFIGURATION_KEY.fullmatch(entry["key"]) or _CAMEL_CASE.fullmatch(entry["key"]))
 
 

@@ -1081,3 +1081,11 @@ def test_credentials_a_third_review_found_are_redacted(text, secret):
 ])
 def test_a_chats_or_a_traces_session_id_is_kept(text):
     assert find_secrets(text) == [], redact_secrets(text)[0]
+
+
+@pytest.mark.parametrize("token", ["proxy=localhost,127.0.0.1", "hosts=db1.internal,10.0.0.7",
+                                   "NO_PROXY=localhost,127.0.0.1"])
+def test_a_list_of_hosts_under_a_plain_name_is_no_credentials_shape(token):
+    # (a second, stricter _SETTING_NAME defined later in the module had replaced the one the host
+    # list reads, so a plain name such as "proxy" made its hosts credential-shaped)
+    assert not credential_shaped(token)

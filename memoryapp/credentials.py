@@ -1778,8 +1778,8 @@ _RESOURCE_NAME = re.compile(r"(?i)^(?:arn:[\w-]+:[\w-]*:[\w-]*:\d*:|urn:[\w-]+:)
 # (an image's "sha256:1f3a…", a key's fingerprint "SHA256:5PYV…", a lock file's "sha512-…"), a
 # file's name ("Win11_23H2_x64.iso", "dist/app.tar.gz"), a key combination ("Ctrl+Alt+Del"), a
 # token's prefix alone ("sk_live_", "lr_test_"), a setting's name left empty ("SENTRY_DSN=").
-_DIGEST = re.compile(r"(?i)^(?P<algorithm>sha(?:1|224|256|384|512)|sha3-(?:224|256|384|512)|md5)[:-]"
-                     r"(?P<body>[A-Za-z0-9+/=_-]{16,})$")
+_DIGEST_ALGORITHM = r"sha(?:1|224|256|384|512)|sha3-(?:224|256|384|512)|md5"
+_DIGEST = re.compile(r"(?i)^(?P<algorithm>" + _DIGEST_ALGORITHM + r")[:-](?P<body>[A-Za-z0-9+/=_-]{16,})$")
 # How long each algorithm's digest is, in bytes: printed in hex, or in base64 with or without
 # its padding. A body of another length is not that digest ("sha256:Sunflower2024abc").
 _DIGEST_BYTES = {"md5": 16, "sha1": 20, "sha224": 28, "sha256": 32, "sha384": 48, "sha512": 64}
@@ -1882,14 +1882,14 @@ TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9}
 # JSON written without spaces is one token: it is parsed, and every member and element read.
 # A member naming an identifier: what it holds names a record, a key or a request, not a secret
 # (not a session's, an auth's, a reset link's or an invitation's: those open something).
-_CAPABILITY = (r"(?:session|sess|auth|csrf|xsrf|sso|token|secret|reset|magic|invite|invitation|share|pairing|"
-               r"unlock|access|login|verification|verify|recovery|duress)")
+_CAPABILITY = (r"(?:session|sess|sid|cookie|auth|bearer|jwt|csrf|xsrf|sso|token|secret|reset|magic|invite|"
+               r"invitation|share|pairing|unlock|access|login|verification|verify|recovery|duress)")
 _IDENTIFIER_KEY = re.compile(r"^(?:(?i:id|kid|uuid|guid)|(?!" + _CAPABILITY + r"_)[a-z]+_id"
                              r"|(?!" + _CAPABILITY + r"Id)[a-z]+Id)$")
 _JSON_LENGTH = 4096
 # An identifier is short: a long random one under "id" may be a session's ('"session":{"id":"s3Kq…"}').
 _IDENTIFIER_LENGTH = 16
-_CAPABILITY_WORD = re.compile(r"(?i)session|sess\b|sid|cookie|auth|bearer|jwt|csrf|xsrf|sso|token|secret")
+_CAPABILITY_WORD = re.compile(r"(?i)" + _CAPABILITY)
 
 
 def _json_of_no_secret(text: str, start: int, end: int) -> bool:
@@ -2491,7 +2491,7 @@ def _hidden(text: str, inner) -> list[Finding]:
     return findings
 
 
-_DIGEST_LABEL = re.compile(r"(?i)\b(sha(?:1|224|256|384|512)|sha3-(?:224|256|384|512)|md5)[:-]$")
+_DIGEST_LABEL = re.compile(r"(?i)\b(" + _DIGEST_ALGORITHM + r")[:-]$")
 
 
 # Bytes shown as a capture shows them, not a value hidden: "packet", "wire", "dump", "frame".

@@ -198,12 +198,14 @@ chosen AS (
 -- the one more gives a neighbour at the window's edge its own passage too.
 -- (Lateral lookups, OFFSET 0 keeping them so: a few hundred index probes, where a join would
 -- hash all of the subject's events.)
+-- They carry what the final select reads of an event: every pool row's event is among them (a
+-- candidate's own event is at distance 0 in its session), so it is not looked up again.
 near AS (
-    SELECT DISTINCT n.id
+    SELECT DISTINCT n.id, n.subject_id, n.session_id, n.seq, n.speaker, n.role
     FROM chosen c
     CROSS JOIN LATERAL (SELECT e.subject_id, e.session_id, e.seq FROM memoryapp_event e
                         WHERE e.id = c.source_event_id AND e.tenant_id = %(tenant)s OFFSET 0) e
-    CROSS JOIN LATERAL (SELECT n.id FROM memoryapp_event n
+    CROSS JOIN LATERAL (SELECT n.id, n.subject_id, n.session_id, n.seq, n.speaker, n.role FROM memoryapp_event n
                         WHERE n.tenant_id = %(tenant)s AND n.subject_id = e.subject_id
                           AND n.seq BETWEEN e.seq - %(window)s AND e.seq + %(window)s
                           AND n.session_id = e.session_id OFFSET 0) n
@@ -234,13 +236,8 @@ SELECT p.id, p.sim, p.bm25, e.session_id, e.seq, e.speaker,
             WHEN p.asks OR p.statement ~* %(question_opens)s
             THEN p.statement !~* %(self_words)s ELSE false END AS impersonal
 FROM pool p
--- A memory's source event, looked up by its key (as in near), and only if it belongs to the
--- memory's subject. (That test stays outside the lookup: inside it, statistics that have not
--- yet seen the subject's events, as in a first import, put the subject at one event, and the
--- planner read all of them through the subject's index for each row of the pool.)
-LEFT JOIN LATERAL (SELECT e.subject_id, e.session_id, e.seq, e.speaker, e.role FROM memoryapp_event e
-                   WHERE e.id = p.source_event_id AND e.tenant_id = %(tenant)s
-                   OFFSET 0) e ON e.subject_id = p.subject_id
+-- A memory's source event, as near read it, and only if it belongs to the memory's subject.
+LEFT JOIN near e ON e.id = p.source_event_id AND e.subject_id = p.subject_id
 ORDER BY p.pre DESC, p.id
 """
 

@@ -168,20 +168,23 @@ ideal AS (
            AS score
     FROM qterms q LEFT JOIN df USING (lexeme) CROSS JOIN stats
 ),
+-- Outside BM25's matches (most of the scope) a memory's pre-score is its similarity alone, so
+-- the best by either pre-score are among those matches and the best by similarity (with the
+-- priors): only they, and the rows a boost's candidates come from, are scored and sorted.
+-- (Scoring every row in scope cost ~3 ms a search at 10,000 memories; BM25 is never negative,
+-- so no row outside these can rank above one inside.)
 ranked AS MATERIALIZED (
     SELECT s.id, s.source_event_id, s.key, s.valid_from, s.sim + coalesce(bm25.score, 0) / 10 AS pre,
            coalesce(bm25.score, 0) AS bm25,
            -- the priors (recency, importance, confidence) beside the pre-score in relevance's
            -- units: among near-equals, as a subject at its cap holds many, they decide
-           (s.sim + coalesce(bm25.score, 0) / 10) * %(pre_scale)s
-           -- (date_part, a float, not extract, a numeric: numeric arithmetic on every row in
-           -- scope cost ~2 ms a search at 10,000 memories, measured side by side)
-           -- (the exponent held above -700: PostgreSQL's exp() raises on underflow, and a
-           -- memory valid since centuries ago, or a short half-life, would fail the search)
-           + %(w_recency)s * exp(-least(ln(2) * greatest(date_part('epoch', %(as_of)s - s.valid_from) / 86400, 0)
-                                        / %(half_life)s, 700))
-           + %(w_importance)s * s.importance + %(w_confidence)s * s.confidence AS pre_prior
+           (s.sim + coalesce(bm25.score, 0) / 10) * %(pre_scale)s + {prior} AS pre_prior
     FROM scope s LEFT JOIN bm25 ON bm25.id = s.id
+    WHERE bm25.id IS NOT NULL
+       OR s.id IN (SELECT s.id FROM scope s ORDER BY s.sim DESC, s.id LIMIT %(top)s)
+       OR s.id IN (SELECT s.id FROM scope s ORDER BY s.sim * %(pre_scale)s + {prior} DESC, s.id LIMIT %(top)s)
+       {keyed_rows}
+       {dated_rows}
 ),
 -- The candidates (CANDIDATES): the best by the cheap pre-score, by the pre-score with the
 -- priors, and among the memories a boost of the query's lifts (filed under an attribute it
@@ -276,17 +279,22 @@ def _vector_literal(vector: np.ndarray) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
 
 
+# The priors in relevance's units, for the scope's row `s`.
+# (date_part, a float, not extract, a numeric: numeric arithmetic on every row in scope cost ~2 ms
+# a search at 10,000 memories, measured side by side.) (The exponent held above -700: PostgreSQL's
+# exp() raises on underflow, and a memory valid since centuries ago, or a short half-life, would
+# fail the search.)
+_PRIOR = """(%(w_recency)s * exp(-least(ln(2) * greatest(date_part('epoch', %(as_of)s - s.valid_from) / 86400, 0)
+                                     / %(half_life)s, 700))
+     + %(w_importance)s * s.importance + %(w_confidence)s * s.confidence)"""
 # Candidates among the memories under the attributes the query asks about (keyroute.key_weight:
 # the key itself or its family), and among those valid in the periods it names (period_match).
-_KEYED = """UNION
-    (SELECT id, source_event_id FROM ranked
-     WHERE key = ANY(%(keys)s) OR (key LIKE ANY(%(families)s) AND regexp_replace(key, '[^:]*$', '') = ANY(%(keys)s))
-     ORDER BY pre DESC, id LIMIT %(top)s)"""
-_DATED = """UNION
-    (SELECT id, source_event_id FROM ranked r
-     WHERE EXISTS (SELECT 1 FROM unnest(%(period_from)s::timestamptz[], %(period_to)s::timestamptz[]) p(a, z)
-                   WHERE r.valid_from >= p.a AND r.valid_from < p.z)
-     ORDER BY pre DESC, id LIMIT %(top)s)"""
+_KEYED_ROW = ("(s.key = ANY(%(keys)s) OR (s.key LIKE ANY(%(families)s)"
+              " AND regexp_replace(s.key, '[^:]*$', '') = ANY(%(keys)s)))")
+_DATED_ROW = ("EXISTS (SELECT 1 FROM unnest(%(period_from)s::timestamptz[], %(period_to)s::timestamptz[]) p(a, z)"
+              " WHERE s.valid_from >= p.a AND s.valid_from < p.z)")
+_KEYED = f"UNION (SELECT id, source_event_id FROM ranked s WHERE {_KEYED_ROW} ORDER BY pre DESC, id LIMIT %(top)s)"
+_DATED = f"UNION (SELECT id, source_event_id FROM ranked s WHERE {_DATED_ROW} ORDER BY pre DESC, id LIMIT %(top)s)"
 
 
 # A version as known at known_at: the state its first later change replaced (MemoryChange), or
@@ -345,7 +353,10 @@ def search_signals(*, tenant: Tenant, subject_id: int | None = None, subject_ref
         **_prior_params(),
     )
     sql = _SQL.replace("{subject}", "%(subject)s" if subject_id is not None else _SUBJECT_BY_REF)
+    sql = sql.replace("{prior}", _PRIOR)
     sql = sql.replace("{keyed}", _KEYED if keys else "").replace("{dated}", _DATED if periods else "")
+    sql = sql.replace("{keyed_rows}", f"OR {_KEYED_ROW}" if keys else "")
+    sql = sql.replace("{dated_rows}", f"OR {_DATED_ROW}" if periods else "")
     for placeholder, text in (_AS_NOW if known_at is None else _AS_KNOWN).items():
         sql = sql.replace(placeholder, text)
     rows = tenant_activate_and_query(tenant=tenant, sql=sql.replace("{extra}", extra_sql), params=params)

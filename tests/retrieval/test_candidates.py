@@ -3,6 +3,7 @@ the cheap pre-score, the events around theirs, and those under an attribute the 
 about, while BM25's statistics stay the whole scope's."""
 from datetime import datetime, timezone
 
+import numpy as np
 import pytest
 from django.db import transaction
 
@@ -71,3 +72,37 @@ def test_a_query_lexeme_with_a_quote_in_it_is_matched_as_written(tenant_a, actor
     best = max(by_text, key=by_text.get)
     assert by_text[best] > 0
     assert "menu'23" in Memory.objects.get(pk=best).statement
+
+
+def test_the_candidates_are_those_scoring_every_memory_would_choose(tenant_a, actor, monkeypatch):
+    # Only BM25's matches and the best by similarity (with the priors) are scored in SQL: the
+    # best by either pre-score must still be exactly what scoring every memory in scope gives.
+    turns = [("Anna", text) for text in (
+        "The violin teacher moved to Leeds.", "I bought new strings for my violin.", "Lunch was great.",
+        "The orchestra plays on Friday.", "My cello needs a new bow.", "We watched a film about music.",
+        "Practice went well today.", "The teacher says my scales are better.", "Rain again.",
+        "I might take up the viola.", "Concert tickets are sold out.", "My neighbour plays the piano.")]
+    memories = conversation(tenant_a, "alice", actor, turns)
+    query = "music lessons with a teacher"
+    full = signals(tenant_a, "alice", query)
+    # The best by the pre-score after the first two that shares no word with the query weighs
+    # most and the rest least: the priors lift it among the candidates, past one that matches
+    # better, though neither BM25 nor similarity alone would choose it.
+    order = np.argsort(-(full.sim + full.bm25 / 10), kind="stable")
+    lifted = next(full.ids[i] for i in order[2:] if full.bm25[i] == 0)
+    Memory.objects.filter(pk__in=[m.pk for m in memories]).update(importance=0.0, confidence=0.0)
+    Memory.objects.filter(pk=lifted).update(importance=1.0, confidence=1.0)
+    full = signals(tenant_a, "alice", query)
+    assert len(full.ids) == len(turns)
+    params = retrieval._prior_params()
+    pre = full.sim + full.bm25 / 10
+    prior = (params["w_recency"] * np.exp(-np.log(2) * full.age_days / params["half_life"])
+             + params["w_importance"] * full.importance + params["w_confidence"] * full.confidence)
+    top = 2
+    by_pre = {full.ids[i] for i in np.argsort(-pre, kind="stable")[:top]}
+    by_prior = {full.ids[i] for i in np.argsort(-(pre * params["pre_scale"] + prior), kind="stable")[:top]}
+    assert lifted in by_prior - by_pre, "the priors choose no other memory here: the test would prove nothing"
+    monkeypatch.setattr(retrieval, "CANDIDATES", top)
+    monkeypatch.setattr(retrieval, "NEIGHBOUR_WINDOW", -1)  # no neighbours: the candidates alone
+    few = signals(tenant_a, "alice", query)
+    assert set(few.ids) == by_pre | by_prior

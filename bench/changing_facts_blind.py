@@ -163,6 +163,7 @@ def dump_record(trace, evidence, turns, question, attr, changed, when) -> dict:
     """One question's ranking before answered_later, with what each memory was drawn from."""
     sig, order, scores = trace["sig"], trace["order"], trace["scores"]
     top = [int(i) for i in order[:30]]
+    from memoryapp import retrieval
     from memoryapp.models import Memory
 
     rows = {m: (st, [round(float(x), 5) for x in e]) for m, st, e in Memory.objects.filter(
@@ -174,7 +175,7 @@ def dump_record(trace, evidence, turns, question, attr, changed, when) -> dict:
         "fact_turns": positions,
         "hits": [{"id": str(sig.ids[i]), "from": sorted(evidence.get(sig.ids[i], ())), "score": float(scores[i]),
                   "sim": float(sig.sim[i]), "bm25": float(sig.bm25[i]), "valid": float(sig.valid_from_days[i]),
-                  "episode": bool(sig.is_episode[i]), "key": sig.key[i], "cue": bool(sig.tells_change[i]),
+                  "episode": bool(sig.is_episode[i]), "key": sig.key[i], "cue": retrieval.tells_change(sig, i),
                   "role": sig.role[i], "speaker": sig.speaker[i], "statement": rows[sig.ids[i]][0],
                   "asks": bool(sig.asks[i]), "impersonal": bool(sig.impersonal[i]),
                   "untrusted": bool(sig.untrusted[i]),

@@ -283,3 +283,33 @@ def test_a_question_that_says_nothing_of_the_person_never_answers_in_place_of_th
 
     assert first_two(impersonal=True) == ([0, 1], {})
     assert first_two(impersonal=False) == ([1, 0], {0: 1})  # the same pair, as a statement: it answers
+
+
+CUE_TEXTS = [
+    "I no longer eat meat.", "NO LONGER a smoker", "I don't drive anymore", "not any more, thanks",
+    "We Switched to oat milk", "switching banks next week", "I changed jobs.", "Moved to Lyon!",
+    "relocated for work", "These days I cycle", "nowadays mostly tea", "tea instead of coffee",
+    "update: new number", "Updated my address", "I used to run", "took up climbing", "taken up knitting",
+    "replaced the car", "gave up sugar", "got rid of the TV",
+    # not cues: a cue word inside another word, or a word that only starts like one
+    "I moved-in? no", "the mover came", "upgrade the plan", "unchanged since May", "insteadly",
+    "my update_id is 4", "anymoreover", "I use two cars", "givenup", "exchanged gifts", "the changes list",
+    "Müller switched", "café — no longer open", "l'update", "déménagé, moved", "", "   ",
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("text", CUE_TEXTS)
+def test_change_cues_read_in_python_as_postgresql_reads_them(text):
+    # answered_later reads CHANGE_CUES in Python for the few statements it weighs; the pattern
+    # is written for PostgreSQL (\y): both must agree on what says that something changed.
+    from django.db import connection
+
+    from memoryapp.retrieval import CHANGE_CUES, tells_change
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT %s ~* %s", [text, CHANGE_CUES])
+        in_sql = cursor.fetchone()[0]
+    sig = _signals([0.5], [0.0], [0], ["user"])
+    sig.statement = [text]
+    assert tells_change(sig, 0) == in_sql

@@ -139,3 +139,11 @@ def test_a_console_page_behind_a_table_lock_answers_503_within_the_timeout(clien
     assert response.status_code == 503 and b"briefly unavailable" in response.content
     assert LOCK_MS / 1000 <= elapsed < LOCK_MS / 1000 * 3, elapsed
     assert console.get(reverse("console:memories")).status_code == 200  # and it answers again
+
+
+@pytest.mark.django_db(databases=["default", "owner"])
+def test_application_statements_are_never_jit_compiled():
+    # A search over a large subject passes the JIT's cost threshold, where compiling it cost more
+    # than it saved (docs/benchmarks.md, issue 16); the owner's migrations keep the server's choice.
+    assert _show("default", "jit") == "off"
+    assert "jit=off" in settings.DB_WORKER_OPTIONS["options"]

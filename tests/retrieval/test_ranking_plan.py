@@ -38,10 +38,12 @@ def test_the_events_around_the_candidates_are_found_by_their_place(tenant_a, mon
         tenant_activate(tenant=tenant_a)
         now = datetime.now(timezone.utc)
         sig = retrieval.search_signals(
-            tenant=tenant_a, subject_ref="alice", query=query, query_embedding=embeddings.embed_text(query, partition=None),
+            tenant=tenant_a, subject_ref="alice", query=query,
+            query_embedding=embeddings.embed_text(query, partition=None),
             as_of=now, now=now, statuses=[Memory.Status.ACTIVE], include_superseded=False)
         with connection.cursor() as cursor:
-            cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + captured["ranking"]["sql"], captured["ranking"]["params"])
+            ranking = captured["ranking"]
+            cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + ranking["sql"], ranking["params"])
             plan = cursor.fetchone()[0][0]["Plan"]
         transaction.set_rollback(True)
 

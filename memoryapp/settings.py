@@ -101,9 +101,10 @@ _owner.setdefault("OPTIONS", {})
 DB_APP_USER = env_str("MEMORY_DB_APP_USER", "memory_app")
 DB_APP_PASSWORD = env_str("MEMORY_DB_APP_PASSWORD", "")
 _app_options = {**_owner["OPTIONS"], "connect_timeout": env_int("DB_CONNECT_TIMEOUT", 5)}
-# No JIT compilation for the application's statements: they are short and planned anew each time,
-# and a search over a large subject passes the JIT's cost threshold, where compiling it cost more
-# than it saved (PostgreSQL 15 with LLVM, 100,000 memories: +110 ms on ~400 ms a search).
+# No JIT compilation for the application's statements: a search over a large subject passes the
+# JIT's cost threshold, where compiling it cost more than it saved (PostgreSQL 15 with LLVM,
+# 100,000 memories: +110 ms on ~400 ms a search). Workers' long statements (erasure's counts, the
+# accesses' fold) run without it too; not measured either way.
 _app_options["options"] = f"{_app_options.get('options', '')} -c jit=off".strip()
 _app = {
     **_owner,

@@ -101,7 +101,9 @@ def test_the_candidates_are_those_scoring_every_memory_would_choose(tenant_a, ac
     top = 2
     by_pre = {full.ids[i] for i in np.argsort(-pre, kind="stable")[:top]}
     by_prior = {full.ids[i] for i in np.argsort(-(pre * params["pre_scale"] + prior), kind="stable")[:top]}
-    assert lifted in by_prior - by_pre, "the priors choose no other memory here: the test would prove nothing"
+    by_sim = {full.ids[i] for i in np.argsort(-full.sim, kind="stable")[:top]}
+    # Only the priors' arm can bring it in: not BM25 (it matches no word), not similarity alone.
+    assert lifted in by_prior - by_pre - by_sim, "the priors choose no other memory here: the test would prove nothing"
     monkeypatch.setattr(retrieval, "CANDIDATES", top)
     monkeypatch.setattr(retrieval, "NEIGHBOUR_WINDOW", -1)  # no neighbours: the candidates alone
     few = signals(tenant_a, "alice", query)

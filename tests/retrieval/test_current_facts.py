@@ -291,7 +291,8 @@ CUE_TEXTS = [
     "relocated for work", "These days I cycle", "nowadays mostly tea", "tea instead of coffee",
     "update: new number", "Updated my address", "I used to run", "took up climbing", "taken up knitting",
     "replaced the car", "gave up sugar", "got rid of the TV",
-    # not cues: a cue word inside another word, or a word that only starts like one
+    # look-alikes: a cue word inside another word, one that only starts like one, punctuation,
+    # other scripts (some match, some do not: both readings must agree either way)
     "I moved-in? no", "the mover came", "upgrade the plan", "unchanged since May", "insteadly",
     "my update_id is 4", "anymoreover", "I use two cars", "givenup", "exchanged gifts", "the changes list",
     "Müller switched", "café — no longer open", "l'update", "déménagé, moved", "", "   ",

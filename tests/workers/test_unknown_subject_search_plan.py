@@ -7,6 +7,8 @@ a server with autovacuum off) put that subject at about one event, and every ind
 source event of each memory in the pool (memoryapp/retrieval.py), asked for the event by id *and*
 subject, and was planned through the subject's index with the id as a filter: every event of the
 subject read once per pool row (~6 of a 15 ms statement in bench/api_load.py on PostgreSQL 15).
+Since then the pool's events come from `near`'s lookups, whose first step (a candidate's own
+event, by id) is what the by-id check below guards.
 
 The window of events around each candidate (`near`) is read by its place too: on PostgreSQL 15
 its bounds, computed inside the index condition ("seq >= e.seq - 3"), made it a filter under
